@@ -7,6 +7,7 @@ import pytest
 
 from codegen_harness import run_both
 from ptx2sass import codegen, oracle
+from ptx2sass.encoder.model import Reg
 from ptx2sass.encoder.sass_text import parse_listing
 from tools.emu_testing import _parseable
 
@@ -281,3 +282,41 @@ def test_parameters_read_in_place_come_through_a_uniform_register(arch):
     want = np.full(64, 7, np.uint32)
     want[:40] = (np.arange(40, dtype=np.uint32) + 0x1234) ^ 0x1234
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], want)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_triton_vec_add_bound_in_a_uniform_register_and_zeros_in_pairs(arch):
+    """Triton's vec_add: the element count (`setp.lt.s32 %p1, %r31, %r27`) is read from a
+    UR by both ISETPs, as ptxas (`LDCU UR6, c[0x0][0x398]; ISETP.GE.AND P0, PT, R0, UR6`);
+    the sixteen zeroed load targets are eight CS2R even with the ULDC scheduled among them
+    (sched/zero_pairs.py; was on sm_90: four pairs as two moves each, 45 instructions to
+    ptxas's 41); at most ptxas's instruction count and one register more (was two-three),
+    and ptxas's outputs and the reference in the emulator."""
+    import ptx2sass
+    from tests import triton_corpus
+    from ptx2sass.encoder.cubin import read_cubin
+    ptx = open("tests/corpus/triton/vec_add.ptx").read()
+    ours = ptx2sass.compile(ptx, arch, "vec_add.ptx")
+    theirs = oracle.ptxas(ptx, arch).output
+    words = [e.instruction for f in parse_listing(_parseable(oracle.nvdisasm(ours))).functions for e in f.entries]
+    compares = [i for i in words if i.opcode == "ISETP"]
+    assert len(compares) == 2 and all(any(type(op).__name__ == "Reg" and op.file == "UR" for op in i.operands)
+                                      for i in compares), compares
+    zero_moves = [i for i in words if i.opcode in ("MOV", "IMAD") and i.operands[-1] == Reg("R", 255)]
+    assert not zero_moves and sum(i.opcode == "CS2R" for i in words) == 8, words
+
+    def count(c):
+        listing = parse_listing(_parseable(oracle.nvdisasm(c)))
+        body = [e.instruction for f in listing.functions for e in f.entries if e.instruction.opcode != "NOP"]
+        (k,) = read_cubin(c).kernels
+        return len(body), k.regcount
+    (n_ours, r_ours), (n_theirs, r_theirs) = count(ours), count(theirs)
+    assert n_ours <= n_theirs and r_ours <= r_theirs + 1, (n_ours, n_theirs, r_ours, r_theirs)
+    entry = next(e for e in triton_corpus.manifest() if e["file"] == "vec_add.ptx")
+    outs = []
+    for c in (ours, theirs):
+        result, data = triton_corpus.launch(entry, c, hazard_check=c is ours)
+        assert not result.hazards
+        assert triton_corpus.check_reference(entry, data) == []
+        outs.append(data)
+    assert all(np.array_equal(outs[0][k], outs[1][k]) for k in outs[0])
