@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
 from ptx2sass.encoder.register_widths import wide_operands
-from ptx2sass.mir import MFunction, MInstr, VMem, VOp
+from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
 
 # Instructions that read `c[bank][offset]` on every target (the constant loads themselves;
 # LDCU: sm_100+'s spelling of ULDC, renamed before the constant operands are checked).
@@ -193,21 +193,8 @@ def _immediate_multiplier(mi: MInstr, immediates: dict, arch: str) -> None:
     if not isinstance(b, VOp) or b.part is not None or b.neg or b.abs or b.inv or b.suffix:
         return
     imm = immediates.get(b.reg)
-    if imm is not None and _encodable_wide(arch, mi.modifiers, imm.value & FULL_MASK):
+    if imm is not None and _encodable(arch, mi.modifiers, imm.value & FULL_MASK, False):
         mi.operands[2] = imm
-
-
-@functools.cache
-def _encodable_wide(arch: str, modifiers: tuple[str, ...], multiplier: int) -> bool:
-    """Whether the arch's table encodes `IMAD<modifiers> R0, R2, multiplier, R4` (a wide
-    form: the addend and the result are pairs)."""
-    from ptx2sass.encoder import codec
-    probe = Instruction("IMAD", modifiers, (Reg("R", 0), Reg("R", 2), Imm(multiplier), Reg("R", 4)))
-    try:
-        codec.encode(probe, arch, 0, [])
-        return True
-    except codec.EncodeError:
-        return False
 
 
 def _power_of_two_multiplier(mi: MInstr) -> int | None:
@@ -264,17 +251,6 @@ def _half_load(mi: MInstr) -> tuple | None:
     return d.reg, d.part, c.bank, c.offset
 
 
-def _mentions(mi: MInstr, reg) -> bool:
-    """Whether `mi` names virtual register `reg` anywhere (operand, address base, guard)."""
-    for op in [*mi.operands, mi.guard]:
-        base = op.base if isinstance(op, VMem) else op
-        if isinstance(base, VOp) and base.reg == reg:
-            return True
-        if isinstance(op, ConstRef) and isinstance(op.ureg, VOp) and op.ureg.reg == reg:
-            return True
-    return False
-
-
 def _paired_constant_loads(instrs: list[MInstr]) -> list[MInstr]:
     """Each `LDC r.lo, c[b][o]` (o 8-aligned) followed, with nothing naming r between, by
     `LDC r.hi, c[b][o + 4]` becomes `LDC.64 r, c[b][o]` where the first stood."""
@@ -289,8 +265,8 @@ def _paired_constant_loads(instrs: list[MInstr]) -> list[MInstr]:
                 low.modifiers = ("64",)
                 low.operands = [VOp(half[0]), _ldc_address(replace(low.operands[1], ureg=None))]
                 continue
-        for reg in [r for r in open_low if _mentions(mi, r)]:
-            del open_low[reg]
+        for _i, op, _def in register_operands(mi):
+            open_low.pop(op.reg, None)
         if half is not None and half[1] == 0 and half[3] % 8 == 0:
             open_low[half[0]] = len(out)
         out.append(mi)
