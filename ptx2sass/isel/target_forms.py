@@ -114,16 +114,19 @@ def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
     for b, loaded in blocks_loads:
         if id(b) in region:
             continue
+        wanted = {reg.reg for (_plain, width), reg in loaded.items() if width == 1}
+        uses: dict = {}          # register -> [its LDC or None, its readers]
+        for mi in b.instrs:
+            for r in {op.reg for _i, op, _d in register_operands(mi) if op.reg in wanted}:
+                entry = uses.setdefault(r, [None, []])
+                if mi.opcode == "LDC" and isinstance(mi.operands[0], VOp) and mi.operands[0].reg == r:
+                    entry[0] = mi
+                else:
+                    entry[1].append(mi)
         for (plain, width), reg in loaded.items():
-            if width != 1 or room <= 0:
+            if width != 1 or room <= 0 or reg.reg not in uses:
                 continue
-            load, readers = None, []
-            for mi in b.instrs:
-                if mi.opcode == "LDC" and mi.operands and isinstance(mi.operands[0], VOp) \
-                        and mi.operands[0].reg == reg.reg:
-                    load = mi
-                elif _mentions(mi, reg.reg):
-                    readers.append(mi)
+            load, readers = uses[reg.reg]
             if load is None or load.modifiers or load.guard is not None or not readers \
                     or not all(_takes_uniform(mi, reg.reg, target.name, table_encodes) for mi in readers):
                 continue
