@@ -48,7 +48,7 @@ from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
 from ptx2sass.isel.errbar_at_exit import errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
-from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath
+from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath, uniform_pools
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.f32x2 import lower_f32x2
 from ptx2sass.mma_forms import lower_mma_forms
@@ -336,6 +336,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     forward_moves(mf)
     if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
+    if not mf.uniform_registers and any(v.cls == "UR" for v in mf.vregs):
+        mf.uniform_registers = uniform_pools(mf)    # isel/target_forms.py's ULDC loads
     limit = _register_limit(fn, max_registers)
     _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
 from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, unit_use_def, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_spaces
@@ -57,7 +57,15 @@ def _movable(ins: MInstr) -> bool:
         return any(isinstance(op, SpecialReg) and op.name.startswith(FIXED_SPECIALS)
                    for op in ins.operands)
     return (ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF, YIELD)
-            or _block_barrier(ins) or _collective(ins))
+            or _block_barrier(ins) or _collective(ins) or _uniform_constant_load(ins))
+
+
+def _uniform_constant_load(ins: MInstr) -> bool:
+    """`ULDC`/`LDCU` of a 32-bit constant into a virtual UR (isel/target_forms.py): a load
+    from the never-written constant bank, so ordered by its register alone (not a fixed UR
+    another instruction names by number)."""
+    return (ins.opcode in UNIFORM_CONSTANT_LOADS and not ins.modifiers and ins.guard is None
+            and ins.ndefs == 1 and isinstance(ins.operands[0], VOp) and ins.operands[0].reg.cls == "UR")
 
 
 def _collective(ins: MInstr) -> bool:
@@ -113,6 +121,7 @@ def producer_latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyMo
 
 
 LOADS = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "LDGMC"})
+UNIFORM_CONSTANT_LOADS = frozenset({"ULDC", "LDCU"})
 
 
 def _plain_load(ins: MInstr) -> bool:

@@ -40,6 +40,13 @@ def _cs2r(first: Slot, second: Slot, even: int, at: Slot) -> Slot:
                 labels=at.labels, line=first.line, values=first.values + second.values)
 
 
+def _uniform_constant_load(s: Slot) -> bool:
+    """An unguarded ULDC/LDCU (isel/target_forms.py's uniform constants): it reads no
+    general register and writes only URs, so a zero move's write may pass it."""
+    return (s.ins.opcode in ("ULDC", "LDCU") and s.ins.guard is None
+            and not any(f == "R" for f, _ in s.reads + s.writes))
+
+
 def _touches(s: Slot, r: int) -> bool:
     return ("R", r) in s.reads or ("R", r) in s.writes
 
@@ -62,7 +69,7 @@ def merge_zero_pairs(slots: list[Slot], enabled: bool = True) -> list[Slot]:
             t = out[j]
             if j in dead:
                 continue
-            if t.block_start or t.labels or not _movable(t):
+            if t.block_start or t.labels or not (_movable(t) or _uniform_constant_load(t)):
                 break
             if _zeroed(t) == r ^ 1 and (up or down):
                 if up:

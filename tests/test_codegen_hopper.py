@@ -7,6 +7,7 @@ import pytest
 
 from codegen_harness import run_both
 from ptx2sass import codegen, oracle
+from ptx2sass.encoder.model import Reg
 from ptx2sass.encoder.sass_text import parse_listing
 from tools.emu_testing import _parseable
 
@@ -223,3 +224,99 @@ def test_wide_multiply_add_of_a_parameter_takes_its_multiplier_as_an_immediate(a
         assert not res.hazards
         outs.append(out)
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], a + b)
+
+
+UNIFORM_PARAMETERS = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n, .param .u32 k)
+{{
+  .reg .b64 %rd<4>; .reg .b32 %r<6>; .reg .pred %p;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [n];
+  ld.param.u32 %r5, [k];
+  mov.u32 %r2, %tid.x;
+  setp.ge.s32 %p, %r2, %r1;
+  @%p bra DONE;
+  add.s32 %r3, %r2, %r5;
+  xor.b32 %r4, %r3, %r5;
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r4;
+DONE:
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_parameters_read_in_place_come_through_a_uniform_register(arch):
+    """A 32-bit parameter that only ALU slots taking a UR read (the bound of `setp`, an
+    addend, a LOP3 source) is loaded with ULDC/LDCU into a uniform register and read there,
+    as ptxas writes it (`LDCU UR4, c[0x0][0x388]; ISETP.GE.AND P0, PT, R5, UR4, PT`), not
+    with LDC into a general register (was: `LDC R0, c[0x0][0x388]; ISETP ... R0`); no more
+    registers than ptxas's, and the same results in the emulator, hazard-free."""
+    ptx = UNIFORM_PARAMETERS.format(arch=arch)
+    cubin, _ = _ours(ptx, arch)
+    theirs = oracle.ptxas(ptx, arch).output
+    words = [e.instruction for f in parse_listing(_parseable(oracle.nvdisasm(cubin))).functions for e in f.entries]
+    readers = [i for i in words if i.opcode in ("ISETP", "IADD3", "IADD", "LOP3")]
+    assert len(readers) == 3, readers
+    assert all(any(type(op).__name__ == "Reg" and op.file == "UR" for op in i.operands) for i in readers), readers
+    narrow = [i for i in words if i.opcode == "LDC" and "64" not in i.modifiers]
+    assert [i.operands[0].index for i in narrow] == [1], narrow      # only the stack pointer
+    from ptx2sass.encoder.cubin import read_cubin
+
+    def registers(c):
+        (k,) = [k for k in read_cubin(c).kernels if k.name == "k"]
+        return k.regcount
+    assert registers(cubin) <= registers(theirs)
+    from ptx2sass.emu.launch import run
+    outs = []
+    for c in (cubin, theirs):
+        got = np.full(64, 7, np.uint32)
+        res = run(c, "k", (1, 1, 1), (64, 1, 1), [got, np.int32(40), np.uint32(0x1234)], hazard_check=c is cubin)
+        assert not res.hazards
+        outs.append(got)
+    want = np.full(64, 7, np.uint32)
+    want[:40] = (np.arange(40, dtype=np.uint32) + 0x1234) ^ 0x1234
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], want)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_triton_vec_add_bound_in_a_uniform_register_and_zeros_in_pairs(arch):
+    """Triton's vec_add: the element count (`setp.lt.s32 %p1, %r31, %r27`) is read from a
+    UR by both ISETPs, as ptxas (`LDCU UR6, c[0x0][0x398]; ISETP.GE.AND P0, PT, R0, UR6`);
+    the sixteen zeroed load targets are eight CS2R even with the ULDC scheduled among them
+    (sched/zero_pairs.py; was on sm_90: four pairs as two moves each, 45 instructions to
+    ptxas's 41); at most ptxas's instruction count and one register more (was two-three),
+    and ptxas's outputs and the reference in the emulator."""
+    import ptx2sass
+    from tests import triton_corpus
+    from ptx2sass.encoder.cubin import read_cubin
+    ptx = open("tests/corpus/triton/vec_add.ptx").read()
+    ours = ptx2sass.compile(ptx, arch, "vec_add.ptx")
+    theirs = oracle.ptxas(ptx, arch).output
+    words = [e.instruction for f in parse_listing(_parseable(oracle.nvdisasm(ours))).functions for e in f.entries]
+    compares = [i for i in words if i.opcode == "ISETP"]
+    assert len(compares) == 2 and all(any(type(op).__name__ == "Reg" and op.file == "UR" for op in i.operands)
+                                      for i in compares), compares
+    zero_moves = [i for i in words if i.opcode in ("MOV", "IMAD") and i.operands[-1] == Reg("R", 255)]
+    assert not zero_moves and sum(i.opcode == "CS2R" for i in words) == 8, words
+
+    def count(c):
+        listing = parse_listing(_parseable(oracle.nvdisasm(c)))
+        body = [e.instruction for f in listing.functions for e in f.entries if e.instruction.opcode != "NOP"]
+        (k,) = read_cubin(c).kernels
+        return len(body), k.regcount
+    (n_ours, r_ours), (n_theirs, r_theirs) = count(ours), count(theirs)
+    assert n_ours <= n_theirs and r_ours <= r_theirs + 1, (n_ours, n_theirs, r_ours, r_theirs)
+    entry = next(e for e in triton_corpus.manifest() if e["file"] == "vec_add.ptx")
+    outs = []
+    for c in (ours, theirs):
+        result, data = triton_corpus.launch(entry, c, hazard_check=c is ours)
+        assert not result.hazards
+        assert triton_corpus.check_reference(entry, data) == []
+        outs.append(data)
+    assert all(np.array_equal(outs[0][k], outs[1][k]) for k in outs[0])

@@ -192,8 +192,11 @@ class IntegerSelection:
         the other operand from the unsigned result for each negative one (tested at run
         time unless its sign is known: a constant's costs no compare and no select)."""
         pair = lambda: VOp(self.mf.new_vreg("R", 2))   # noqa: E731
-        hi = self.unsigned_mul_hi64(self.reg_part(a, 0), self.reg_part(a, 1), self.reg_part(b, 0),
-                                    self.reg_part(b, 1))
+        # a constant factor goes in IMAD.WIDE's b slot as immediates (ptxas's
+        # `IMAD.WIDE.U32 R8, R5, -0x3b13b13b, RZ`), holding no registers; the other in a
+        x, y = (b, a) if isinstance(a, ir.Const) and not isinstance(b, ir.Const) else (a, b)
+        word = (lambda v, k: self.part_of(v, k)) if isinstance(y, ir.Const) else self.reg_part
+        hi = self.unsigned_mul_hi64(self.reg_part(x, 0), self.reg_part(x, 1), word(y, 0), word(y, 1))
         if signed:
             for x, y in ((a, b), (b, a)):      # if y < 0: hi -= x
                 sign = self._known_sign64(y)
@@ -205,14 +208,20 @@ class IntegerSelection:
                     self.emit("ISETP", ("LT", "AND"), [negative, PT, self.reg_part(y, 1), RZ, PT], ndefs=2)
                 diff, borrow = pair(), VOp(self.mf.new_vreg("P"))
                 self.emit(IMPLICIT_DEF, (), [diff], guarded=False)
-                x0 = self.reg_part(x, 0)
-                if not isinstance(x0, VOp):       # a zero low word still borrows: ~0 + 1
-                    x0 = VOp(self.mf.new_vreg())
-                    self.move(x0, RZ)
-                self.emit("IADD3", (), [VOp(diff.reg, 0), borrow, VOp(hi.reg, 0),
-                                        self.negate(x0), RZ], ndefs=2)
-                self.emit("IADD3", ("X",), [VOp(diff.reg, 1), VOp(hi.reg, 1),
-                                            self.invert(self.reg_part(x, 1)), RZ, borrow, NOT_PT])
+                if isinstance(x, ir.Const) and x.value & 0xFFFFFFFF:
+                    # a constant's -x0 and ~x1 as immediates (ptxas's `IADD3 R, P0, PT, R,
+                    # 0x3b13b13b, RZ; IADD3.X R, PT, PT, R, -0x4ec4ec4f, RZ, P0`)
+                    neg_x0 = self.imm32(-x.value & 0xFFFFFFFF)
+                    inv_x1 = ~(x.value >> 32) & 0xFFFFFFFF
+                    inv_x1 = self.imm32(inv_x1) if inv_x1 else RZ
+                else:
+                    x0 = self.reg_part(x, 0)
+                    if not isinstance(x0, VOp):       # a zero low word still borrows: ~0 + 1
+                        x0 = VOp(self.mf.new_vreg())
+                        self.move(x0, RZ)
+                    neg_x0, inv_x1 = self.negate(x0), self.invert(self.reg_part(x, 1))
+                self.emit("IADD3", (), [VOp(diff.reg, 0), borrow, VOp(hi.reg, 0), neg_x0, RZ], ndefs=2)
+                self.emit("IADD3", ("X",), [VOp(diff.reg, 1), VOp(hi.reg, 1), inv_x1, RZ, borrow, NOT_PT])
                 if negative is None:           # a negative constant: always subtracted
                     hi = diff
                     continue

@@ -12,7 +12,11 @@ is a field of `encoder.arch.Target`):
   the operand is 64 bits wide, e.g. IMAD.WIDE's addend or an FP64 operand), once per block
   and constant; a plain move of a constant becomes the LDC itself, and the two moves of a
   64-bit pair's halves from one 8-aligned constant become one LDC.64 (ptxas's
-  `LDC.64 R2, c[0x0][0x210]` for a pointer parameter used as an address); an IMAD.WIDE
+  `LDC.64 R2, c[0x0][0x210]` for a pointer parameter used as an address); a 32-bit
+  constant that every reader in the block takes as a uniform register in that slot is
+  loaded with ULDC (sm_100+: LDCU) into a UR instead, which costs no general register
+  (ptxas's `LDCU UR6, c[0x0][0x398]; ISETP.GE.AND P0, PT, R0, UR6, PT`; outside
+  divergent code, see `_uniform_constant_loads`); an IMAD.WIDE
   whose constant addend became a register takes its multiplier as an immediate again
   (sm_8x's `MOV R3, 0x4; IMAD.WIDE R2, R0, R3, c[0x0][0x170]` is ptxas's
   `IMAD.WIDE R2, R0, 0x4, R2` on sm_90+, where the addend is LDC.64's pair);
@@ -39,12 +43,15 @@ FULL_MASK = 0xFFFFFFFF
 PLAIN_IMAD = frozenset({(), ("U32",), ("SHL",), ("SHL", "U32")})
 _PROBE = Reg("R", 0)
 RZ = Reg("R", 255)
+UR_COUNT = 63            # UR0..UR62 (isel/uniform_datapath.py)
+UR_SPARE = 8             # URs left for the uniform values other passes name
 
 
 def apply_target_forms(mf: MFunction, target) -> None:
     """Rewrite `mf`'s instructions into forms `target` encodes (see the module docstring)."""
     apply_spelling(mf, target)
     renames = dict(target.renamed_opcodes)
+    blocks_loads: list = []      # (block, its `loaded`): the LDCs `_uniform_constant_loads` may move
     for b in mf.blocks:
         loaded: dict[tuple[int, int, int], VOp] = {}
         immediates: dict = {}        # register -> the immediate its latest definition moved in
@@ -81,6 +88,82 @@ def apply_target_forms(mf: MFunction, target) -> None:
         if not target.alu_constants:
             out = _paired_constant_loads(out)
         b.instrs[:] = out
+        if not target.alu_constants:
+            blocks_loads.append((b, loaded))
+    if not target.alu_constants:
+        _uniform_constant_loads(mf, target, blocks_loads)
+
+
+def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
+    """Each 32-bit `LDC r, c[b][o]` that `_load` wrote and whose every reader takes a uniform
+    register in r's slot (the table, asked with a UR there) becomes `ULDC ur, c[b][o]`
+    (LDCU on sm_100+) read in place, as ptxas writes it. Not in blocks where a divergent
+    branch has split the warp: there the paths interleave, and two uniform values of
+    different paths sharing a UR would clobber each other (isel/uniform_datapath.py's rule);
+    not in functions with calls (which clobber every UR); at most as many as the UR file
+    has room for, so that the allocator never runs out."""
+    from ptx2sass.isel.operand_slots import _encodable as table_encodes
+    from ptx2sass.isel.uniform_datapath import _divergent_region, _left_alone, _physical_uniforms
+    if not blocks_loads or _left_alone(mf):
+        return
+    region = _divergent_region(mf)
+    urs_taken, _ups = _physical_uniforms(mf)
+    room = len([k for k in range(UR_COUNT) if k not in urs_taken]) - UR_SPARE \
+        - sum(v.cls == "UR" for v in mf.vregs)
+    opcode = dict(target.renamed_opcodes).get("ULDC", "ULDC")
+    for b, loaded in blocks_loads:
+        if id(b) in region:
+            continue
+        wanted = {reg.reg for (_plain, width), reg in loaded.items() if width == 1}
+        uses: dict = {}          # register -> [its LDC or None, its readers]
+        for mi in b.instrs:
+            for r in {op.reg for _i, op, _d in register_operands(mi) if op.reg in wanted}:
+                entry = uses.setdefault(r, [None, []])
+                if mi.opcode == "LDC" and isinstance(mi.operands[0], VOp) and mi.operands[0].reg == r:
+                    entry[0] = mi
+                else:
+                    entry[1].append(mi)
+        for (plain, width), reg in loaded.items():
+            if width != 1 or room <= 0 or reg.reg not in uses:
+                continue
+            load, readers = uses[reg.reg]
+            if load is None or load.modifiers or load.guard is not None or not readers \
+                    or not all(_takes_uniform(mi, reg.reg, target.name, table_encodes) for mi in readers):
+                continue
+            address = load.operands[1]
+            if address.ureg == RZ:
+                address = replace(address, ureg=None)
+            if not table_encodes(target.name, opcode, (), (Reg("UR", 6), address)):
+                continue
+            ur = VOp(mf.new_vreg("UR"))
+            load.opcode, load.operands = opcode, [ur, address]
+            for mi in readers:
+                mi.operands = [replace(op, reg=ur.reg) if isinstance(op, VOp) and op.reg == reg.reg else op
+                               for op in mi.operands]
+            room -= 1
+
+
+def _takes_uniform(mi: MInstr, reg, arch: str, table_encodes) -> bool:
+    """Whether `mi` reads `reg` only as whole source operands whose slot the table encodes
+    with a uniform register (not a guard, an address, a definition or a part)."""
+    if isinstance(mi.guard, VOp) and mi.guard.reg == reg or mi.shown is not None or mi.widths:
+        return False
+    probes = []
+    hit = False
+    for k, op in enumerate(mi.operands):
+        if isinstance(op, VOp) and op.reg == reg:
+            if k < mi.ndefs or op.part is not None:
+                return False
+            probes.append(Reg("UR", 6, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix))
+            hit = True
+        elif isinstance(op, VOp):
+            probes.append(Reg("P" if op.reg.cls == "P" else "R", 0 if op.reg.cls == "P" else 2,
+                              neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix))
+        elif isinstance(op, (VMem, ConstRef)) and not (isinstance(op, ConstRef) and op.ureg is None):
+            return False        # an address (a memory access): left as it is
+        else:
+            probes.append(op)
+    return hit and table_encodes(arch, mi.opcode, tuple(mi.modifiers), tuple(probes))
 
 
 def _note_immediate_moves(mi: MInstr, immediates: dict) -> None:

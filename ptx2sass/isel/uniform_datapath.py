@@ -234,6 +234,14 @@ def _physical_uniforms(mf: MFunction) -> tuple[set[int], set[int]]:
     return urs, ups
 
 
+def uniform_pools(mf: MFunction) -> dict[str, list[int]]:
+    """The physical URs and UPs virtual uniform registers may take (`MFunction.uniform_registers`):
+    those the code does not name itself."""
+    urs_taken, ups_taken = _physical_uniforms(mf)
+    return {"UR": [k for k in range(UR_COUNT) if k not in urs_taken],
+            "UP": [k for k in range(UP_COUNT) if k not in ups_taken]}
+
+
 def _left_alone(mf: MFunction) -> bool:
     for b in mf.blocks:
         for ins in b.instrs:
