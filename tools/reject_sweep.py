@@ -84,6 +84,27 @@ def simple_forms():
     return out
 
 
+SHARED_MUTATIONS = ("drop", "extra", "sm", "version")
+
+
+def _shared_mutation(kind, f, ops, target, version, rng):
+    """(operands, target, version) after a mutation both generators make: the last operand
+    dropped or repeated, a target below the form's, or a PTX version one below its; None
+    where the form has no such mutant."""
+    if kind == "drop":
+        return ops[:-1], target, version
+    if kind == "extra":
+        return ops + [ops[-1]], target, version
+    if kind == "sm":
+        lower = [s for s in SM_LIST if s < f["sm"]]
+        return (ops, rng.choice(lower), version) if lower else None
+    ver = tuple(f["ptx"])
+    version = (ver[0], ver[1] - 1) if ver[1] > 0 else (ver[0] - 1, 9)
+    if version < (2, 3):  # .address_size itself needs 2.3
+        return None
+    return ops, max(f["sm"], 75), version
+
+
 def variants(forms, n, seed):
     rng = random.Random(seed)
     res = []
@@ -102,20 +123,11 @@ def variants(forms, n, seed):
             t = rng.choice([x for x in TYPES if x != t0])
             spelling = spelling.replace(t0, t, 1)
             ops = [t if o == t0 else o for o in ops]
-        elif kind == "drop":
-            ops = ops[:-1]
-        elif kind == "extra":
-            ops = ops + [ops[-1]]
-        elif kind == "sm":
-            lower = [s for s in SM_LIST if s < f["sm"]]
-            if not lower:
+        elif kind in SHARED_MUTATIONS:
+            mutated = _shared_mutation(kind, f, ops, target, version, rng)
+            if mutated is None:
                 continue
-            target = rng.choice(lower)
-        elif kind == "version":
-            version = (ver[0], ver[1] - 1) if ver[1] > 0 else (ver[0] - 1, 9)
-            if version < (2, 3):  # .address_size itself needs 2.3
-                continue
-            target = max(f["sm"], 75)
+            ops, target, version = mutated
         ptx = kernel(f["types"], spelling, ops, version, target)
         res.append((kind, f["name"], f"sm_{target}", ptx))
     return res
@@ -231,20 +243,11 @@ def wide_variants(forms, n, seed):
             k = len(parts) - 1 - parts[::-1].index(t0[1:])
             spelling = ".".join(parts[:k] + [t[1:]] + parts[k + 1:])
             ops = [(o, t if ty == t0 else ty) for o, ty in ops]
-        elif kind == "drop":
-            ops = ops[:-1]
-        elif kind == "extra":
-            ops = ops + [ops[-1]]
-        elif kind == "sm":
-            lower = [s for s in SM_LIST if s < f["sm"]]
-            if not lower:
+        elif kind in SHARED_MUTATIONS:
+            mutated = _shared_mutation(kind, f, ops, target, version, rng)
+            if mutated is None:
                 continue
-            target = rng.choice(lower)
-        elif kind == "version":
-            version = (ver[0], ver[1] - 1) if ver[1] > 0 else (ver[0] - 1, 9)
-            if version < (2, 3):
-                continue
-            target = max(f["sm"], 75)
+            ops, target, version = mutated
         elif kind == "modifier":
             parts = spelling.split(".")
             mods = [m for m in f["modifiers"] if m[1:] in parts]
