@@ -43,6 +43,12 @@ FAR_LOADS = frozenset({"LDG", "LD"})
 FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
 CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency order stops
                              # adding registers (an instruction may add several at once)
+# Registers the capped latency order may fill (loads in flight and what they feed) when the
+# register limit leaves room: an unrolled reduction keeps that many loads in flight where
+# PRESSURE_LIMIT - CAP_MARGIN (40) let ten 128-bit loads go at a time, each next load waiting
+# for the consumer of an earlier one (tinygrad logsumexp, 50 trips of ld.v4 fully unrolled:
+# SM model 4396 cycles at 40, 2923 at 88; ptxas, 8-20 loads in flight in 94 registers: 2849).
+LOAD_WINDOW = 88
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -385,7 +391,30 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 return best[1]
             if waiting:
                 return None      # only compares are ready: wait for something else
+            if capped and r_cur[0] >= register_limit:
+                return _least_adding(ready)
         return pop(ready)
+
+    def _least_adding(ready) -> int:
+        """Nothing ready frees a register: the one adding the fewest, a value's registers
+        shared out among its readers still to come. A value read in parts (the halves of
+        an `ld.v4.b16`'s 64 bits, each taken out by a PRMT that adds a register before
+        the max that frees them) is freed only after several instructions that each add:
+        the priority order then issued the next load instead, and the unrolled loop's
+        loads filled the registers with none consumed (tinygrad max_axis1_float16, 25 trips
+        fully unrolled: pressure 103 against a cap of 40, so the source order was kept,
+        one load at a time)."""
+        def key(item):
+            j = item[1]
+            born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
+                       and (rreaders.get(v, 0) > 0 or v in live_after))
+            shared = sum(width[v] / rreaders[v] for v in set(rreads[j])
+                         if v in live_r and v not in live_after and rreaders.get(v, 0) > 0)
+            return (born - shared, item)
+        best = min(ready, key=key)
+        ready.remove(best)
+        heapq.heapify(ready)
+        return best[1]
 
     def issued(j: int) -> None:
         if capped:
@@ -645,6 +674,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     `register_limit`: what the allocator must fit (None: the file's 255)."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
+    window = max(PRESSURE_LIMIT - CAP_MARGIN, min(LOAD_WINDOW, budget - CAP_MARGIN))
     lat = model_for(mf.target) if mf.target is not None else latency_model("ampere")
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
@@ -657,6 +687,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
     for bi, b in enumerate(mf.blocks):
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
+        allowed = PRESSURE_LIMIT
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
                                                                             tied))
@@ -677,20 +708,20 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
         elif after > max(before, PRESSURE_LIMIT):
             # the latency order needs too many registers (a fully unrolled dot product loads
             # every operand first) while the source order waits for each load in turn: the
-            # latency order capped at the limit keeps as many loads in flight as it allows
+            # latency order capped at the window keeps as many loads in flight as it allows
             capped = _reorder_block(b.instrs, live_before,
                                     lambda region, after, before: _schedule_region(
-                                        region, vfile, lat, after, before, tied, width,
-                                        PRESSURE_LIMIT - CAP_MARGIN))
+                                        region, vfile, lat, after, before, tied, width, window))
             capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units)
-            if (capped_pressure <= max(before, PRESSURE_LIMIT)
+            if (capped_pressure <= max(before, window + CAP_MARGIN)
                     and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
                 out, after = capped, capped_pressure
+                allowed = window + CAP_MARGIN
         if out == b.instrs:
             continue
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh)
         p_after = _pressure(out, units_out[bi], preds, fresh)
-        if after <= max(before, PRESSURE_LIMIT) and p_after <= max(p_before, PREDICATE_LIMIT):
+        if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
             b.instrs = out
             changed += 1
     return changed
