@@ -340,7 +340,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     if not keep_order:
         remat_invariants(mf)
         sink_to_successor(mf)
-        pre_schedule(mf, limit)
+        pre_schedule(mf, limit, bounded=limit is not None or bool(
+            _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")))
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(
         mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)

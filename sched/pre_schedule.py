@@ -669,12 +669,19 @@ def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, la
     return out, _pressure(out, units_out, width, fresh, units)
 
 
-def pre_schedule(mf: MFunction, register_limit: int | None = None) -> int:
+def pre_schedule(mf: MFunction, register_limit: int | None = None, bounded: bool = False) -> int:
     """Reorder each block's movable regions; returns the number of blocks reordered.
-    `register_limit`: what the allocator must fit (None: the file's 255)."""
+    `register_limit`: what the allocator must fit (None: the file's 255). `bounded`: the
+    kernel says how many registers it may use (its block size, `.maxnreg`, -maxrregcount), so
+    the capped order may fill up to LOAD_WINDOW of them; otherwise it stops at
+    PRESSURE_LIMIT - CAP_MARGIN, as 64 registers let any block size launch (a 48-step f64
+    dot product of tests/test_pre_schedule_capped.py: 92 registers at the window, which a
+    1024-thread block cannot launch with; ptxas: 38)."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
-    window = max(PRESSURE_LIMIT - CAP_MARGIN, min(LOAD_WINDOW, budget - CAP_MARGIN))
+    window = PRESSURE_LIMIT - CAP_MARGIN
+    if bounded:
+        window = max(window, min(LOAD_WINDOW, budget - CAP_MARGIN))
     lat = model_for(mf.target) if mf.target is not None else latency_model("ampere")
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
