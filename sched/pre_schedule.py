@@ -582,16 +582,19 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     return [region[j] for j in reversed(order)]
 
 
-def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> int:
+def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
+                     far: int = 0) -> int:
     """Cycles to issue the list in order, one per cycle, each waiting for its producers'
-    latencies (the latency table's; a load's is its L1 hit): what a reordering must beat."""
+    latencies (the latency table's; a load's is its L1 hit): what a reordering must beat.
+    `far`: a global load's result arrives that many cycles after it issues at the least."""
     succs, _ = _dependences(instrs, vfile, False, lat)
     ready = [0] * len(instrs)
     t = 0
     for j in range(len(instrs)):
         t = max(t + 1, ready[j])
+        slow = far if instrs[j].opcode in FAR_LOADS else 0
         for k, latency in succs[j]:
-            ready[k] = max(ready[k], t + latency)
+            ready[k] = max(ready[k], t + max(latency, slow if latency > 1 else latency))
     return t
 
 
@@ -716,14 +719,21 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, bounded: bool
             # the latency order needs too many registers (a fully unrolled dot product loads
             # every operand first) while the source order waits for each load in turn: the
             # latency order capped at the window keeps as many loads in flight as it allows
-            capped = _reorder_block(b.instrs, live_before,
-                                    lambda region, after, before: _schedule_region(
-                                        region, vfile, lat, after, before, tied, width, window))
-            capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units)
-            if (capped_pressure <= max(before, window + CAP_MARGIN)
-                    and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
-                out, after = capped, capped_pressure
-                allowed = window + CAP_MARGIN
+            base = _in_order_cycles(b.instrs, vfile, lat)
+            tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
+            best_far = None
+            for cap in tries:
+                capped = _reorder_block(b.instrs, live_before,
+                                        lambda region, after, before: _schedule_region(
+                                            region, vfile, lat, after, before, tied, width, cap))
+                capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units)
+                if (capped_pressure <= max(before, cap + CAP_MARGIN)
+                        and _in_order_cycles(capped, vfile, lat) < base):
+                    far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
+                    if best_far is None or far < best_far:
+                        best_far = far
+                        out, after = capped, capped_pressure
+                        allowed = cap + CAP_MARGIN
         if out == b.instrs:
             continue
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh)
