@@ -410,7 +410,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                        and (rreaders.get(v, 0) > 0 or v in live_after))
             shared = sum(width[v] / rreaders[v] for v in set(rreads[j])
                          if v in live_r and v not in live_after and rreaders.get(v, 0) > 0)
-            return (born - shared, item)
+            full = len(live_p) >= PREDICATE_LIMIT and _adds_predicates(j) > 0
+            return (full, born - shared, item)
         best = min(ready, key=key)
         ready.remove(best)
         heapq.heapify(ready)
