@@ -2,8 +2,11 @@
 optionally against another checkout's `ptx2sass`, run in turn in every round, so that a
 loaded machine's swings fall on all of them alike; min and median per command.
 
-    .venv/bin/python bench/interleaved_cpu.py FILE.ptx [--other /work/main/.venv/bin/ptx2sass]
+    .venv/bin/python bench/interleaved_cpu.py FILE.ptx [--other /work/main/.venv/bin/ptx2sass ...]
                                               [--rounds 5] [--arch sm_89]
+
+(`--other` may be repeated: e.g. a base and a branch checkout each run through a wrapper
+`python tools/cubin_identity.py --run CHECKOUT "$@"`, so both pay the same start-up.)
 
 (`bench/memory_scaling.py --keep DIR` writes its generated inputs, e.g. line40000.ptx.)
 """
@@ -30,15 +33,16 @@ def cpu_seconds(argv: list[str]) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("input")
-    ap.add_argument("--other", help="another checkout's ptx2sass (e.g. main's)")
+    ap.add_argument("--other", action="append", default=[],
+                    help="another checkout's ptx2sass (e.g. main's); may be given several times")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--arch", default="sm_89")
     args = ap.parse_args(argv)
     from ptx2sass import oracle
     commands = {"ptx2sass": str(Path(sys.executable).with_name("ptx2sass")),
                 "ptxas": str(oracle.tool_path("ptxas"))}
-    if args.other:
-        commands["other"] = args.other
+    for k, other in enumerate(args.other):
+        commands["other" if k == 0 else f"other{k + 1}"] = other
     times: dict[str, list[float]] = {name: [] for name in commands}
     with tempfile.TemporaryDirectory(prefix="ptx2sass-interleaved-") as tmp:
         for _ in range(args.rounds):

@@ -9,6 +9,13 @@ every FP32 add/mul/fma result is correctly rounded after one final narrowing.
 Everything that does not fit that scheme (FP64 fused multiply-add, directed rounding of FP64
 results, 64-bit integer conversions) goes through exact rational arithmetic per lane
 (`round_rational`): slow, but only a handful of instructions need it.
+
+Overflow to infinity and invalid operations giving NaN are the GPU's semantics, not errors:
+a launch runs under NumPy's "ignore" error state (`launch.fp_quiet`, once a launch), so the hot
+functions here (`add_rto`, `narrow_f64`, `fadd32`, `fmul32`, `ffma32`, `ffma32_few`,
+`fma64_rn`) do not enter it themselves (~5 us an entry, 2,242 entries over the tinygrad
+backend programs' launches); called outside a launch they may let NumPy warn, with the same
+results.
 """
 from __future__ import annotations
 
@@ -136,29 +143,27 @@ def _force_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:
 
 def add_rto(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a + b in FP64, rounded to odd (TwoSum supplies the exact error)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        s = a + b
-        bb = s - a
-        err = (a - (s - bb)) + (b - bb)
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
     err = np.where(np.isfinite(err), err, 0.0)
     return _force_odd(s, err)
 
 
 def narrow_f64(v: np.ndarray, mode: str = "RN") -> np.ndarray:
     """FP64 values (exact or rounded to odd) to FP32 in the given rounding mode."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = v.astype(np.float32)
-        if mode == "RN":
-            return r
-        back = r.astype(np.float64)
-        if mode == "RZ":
-            fix = np.abs(back) > np.abs(v)
-            target = np.float32(0)
-            return np.where(fix, np.nextafter(r, np.copysign(target, r)), r).astype(np.float32)
-        if mode == "RM":
-            return np.where(back > v, np.nextafter(r, np.float32(-np.inf)), r).astype(np.float32)
-        if mode == "RP":
-            return np.where(back < v, np.nextafter(r, np.float32(np.inf)), r).astype(np.float32)
+    r = v.astype(np.float32)
+    if mode == "RN":
+        return r
+    back = r.astype(np.float64)
+    if mode == "RZ":
+        fix = np.abs(back) > np.abs(v)
+        target = np.float32(0)
+        return np.where(fix, np.nextafter(r, np.copysign(target, r)), r).astype(np.float32)
+    if mode == "RM":
+        return np.where(back > v, np.nextafter(r, np.float32(-np.inf)), r).astype(np.float32)
+    if mode == "RP":
+        return np.where(back < v, np.nextafter(r, np.float32(np.inf)), r).astype(np.float32)
     raise ValueError(mode)
 
 
@@ -202,8 +207,7 @@ def fadd32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     if mode == "RN":
         # to nearest, the FP64 sum's own rounding is innocuous (53 >= 2*24 + 2) and x + (-x)
         # is +0 as IEEE 754 has it: no round-to-odd needed
-        with np.errstate(invalid="ignore", over="ignore"):
-            r = (a.astype(np.float64) + b.astype(np.float64)).astype(np.float32)
+        r = (a.astype(np.float64) + b.astype(np.float64)).astype(np.float32)
         return flush_f32(r) if ftz else r
     a64, b64 = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64))
     s = zero_sum_sign(a64, b64, add_rto(a64, b64), mode)
@@ -214,8 +218,7 @@ def fadd32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
 def fmul32(a: np.ndarray, b: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
     if ftz:
         a, b = flush_f32(a), flush_f32(b)
-    with np.errstate(invalid="ignore", over="ignore"):
-        p = a.astype(np.float64) * b.astype(np.float64)
+    p = a.astype(np.float64) * b.astype(np.float64)
     r = narrow_f64(p, mode)
     return flush_f32(r) if ftz else r
 
@@ -249,8 +252,7 @@ def ffma32_few(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     if len(lc) < n:
         lc = lc * n
     r = np.array([_sum_rto(x * y, z) for x, y, z in zip(la, lb, lc)], dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return r.astype(np.float32)
+    return r.astype(np.float32)
 
 
 def ffma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str, ftz: bool) -> np.ndarray:
@@ -260,8 +262,7 @@ def ffma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str, ftz: bool) ->
     if mode == "RN" and a.ndim == b.ndim == c.ndim == 1 and max(len(a), len(b), len(c)) <= FEW_LANES:
         r = ffma32_few(a, b, c)
         return flush_f32(r) if ftz else r
-    with np.errstate(invalid="ignore", over="ignore"):
-        p = a.astype(np.float64) * b.astype(np.float64)
+    p = a.astype(np.float64) * b.astype(np.float64)
     p, c64 = np.broadcast_arrays(p, c.astype(np.float64))
     s = zero_sum_sign(p, c64, add_rto(p, c64), mode)
     r = narrow_f64(s, mode)
@@ -384,22 +385,21 @@ def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     go through `fma64` one by one."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
                                   np.asarray(c, np.float64))
-    with np.errstate(all="ignore"):
-        uh = a * b
-        t = _SPLIT * a
-        ah = t - (t - a)
-        al = a - ah
-        t = _SPLIT * b
-        bh = t - (t - b)
-        bl = b - bh
-        ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
-        th = c + uh
-        bb = th - c
-        tl = (c - (th - bb)) + (uh - bb)
-        r = th + add_rto(tl, ul)
-        aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
-        ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
-            & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
+    uh = a * b                                  # (under the launch's np.errstate)
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+    th = c + uh
+    bb = th - c
+    tl = (c - (th - bb)) + (uh - bb)
+    r = th + add_rto(tl, ul)
+    aa, ab, ac = np.abs(a), np.abs(b), np.abs(c)
+    ok = (aa >= _FMA_LO) & (aa <= _FMA_HI) & (ab >= _FMA_LO) & (ab <= _FMA_HI) \
+        & (((ac >= _FMA_LO) & (ac <= _FMA_HI)) | (c == 0)) & (np.abs(th) >= 2.0 ** -900)
     if not ok.all():
         r = r.copy()
         for i in np.flatnonzero(~ok).tolist():

@@ -14,6 +14,7 @@ them as views, any other group gathers.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -24,6 +25,7 @@ from .errors import EmuFault
 from .memory import _gather, _scatter, check_alignment
 
 FULL = 0xFFFFFFFF
+_LITTLE = sys.byteorder == "little"     # a uint64 array viewed as uint32 pairs: low word first
 # entries of the per-program immediate and per-run constant caches (id -> (operand, value));
 # past it, values are worked out each time
 OPERAND_CACHE_LIMIT = 1 << 16
@@ -401,6 +403,15 @@ class Lanes:
 
     def _put_uniform(self, arr: np.ndarray, index: int, values: np.ndarray, mask) -> None:
         """A uniform register takes, in each warp, the value of its first lane that writes."""
+        if mask is self.active and values.shape == (1,):
+            # every lane writes one value: each warp takes it (no per-lane arrays)
+            if self.warp >= 0:
+                arr[self.warp, index] = values[0]
+                return
+            ws = getattr(self, "ws", None)           # a machine.Group's warps
+            if ws is not None:
+                arr[ws, index] = values[0]
+                return
         if not np.count_nonzero(mask):
             return
         vals = widen(values, self.width)
@@ -416,6 +427,12 @@ class Lanes:
 
     def w64(self, dst: Reg, values, mask: np.ndarray) -> None:
         v = np.asarray(values, dtype=U64)
+        if _LITTLE and v.ndim == 1 and v.flags.c_contiguous:
+            halves = v.view(U32).reshape(-1, 2)         # each value's low word, then its high
+            self.w(reg(dst.file, dst.index), halves[:, 0], mask)
+            if not dst.is_zero:
+                self.w(reg(dst.file, dst.index + 1), halves[:, 1], mask)
+            return
         self.w(reg(dst.file, dst.index), (v & U64(FULL)).astype(U32), mask)
         if not dst.is_zero:
             self.w(reg(dst.file, dst.index + 1), (v >> U64(32)).astype(U32), mask)

@@ -1143,6 +1143,10 @@ class Machine:
         """BAR.SYNC/BAR.RED: release a barrier once every live thread (or the count it asks
         for) has arrived. Reductions (AND/OR/POPC) of the arriving threads' predicates are
         kept per warp for B2R."""
+        if self.timing is None and not self.explicit and not self.launch.bar_counts:
+            fast = self._release_barriers_at_once(ctas)
+            if fast is not None:
+                return fast
         released = False
         per = self.warps_per_cta * LANES
         for c in ctas:
@@ -1178,6 +1182,63 @@ class Machine:
                 self.launch.bar_counts.pop((id(cta), b), None)
                 released = True
         return released
+
+    def _release_barriers_at_once(self, ctas) -> bool | None:
+        """`_release_barriers` for many CTAs in a few array operations, where each CTA's
+        waiting lanes wait on one barrier and no count was asked for (the barrier needs every
+        live thread): the same releases, results and marks. None where that does not hold (or
+        no CTA has a waiting lane), for the CTA-by-CTA loop."""
+        wpc = self.warps_per_cta
+        per = wpc * LANES
+        rows = np.asarray(ctas, dtype=np.int64)
+        if len(rows) == 0:
+            return False
+        n = len(self.ctaids)
+        whole = self.state[:n * per].reshape(n, per)
+        c0 = int(rows[0])
+        contiguous = int(rows[-1]) - c0 + 1 == len(rows)
+        sel = slice(c0, c0 + len(rows)) if contiguous else rows
+        st = whole[sel]                     # a view, or a copy written back below
+        at = st == AT_BAR
+        if not np.count_nonzero(at):
+            return None
+        args = self.wait_arg[:n * per].reshape(n, per)[sel]
+        waiting = args[at]
+        b = int(waiting[0])
+        if np.count_nonzero(waiting != b):
+            return None                     # more than one barrier waited on
+        arrived = np.count_nonzero(at, axis=1)
+        live = np.count_nonzero(st != EXITED, axis=1)
+        go = (arrived > 0) & (arrived >= live)
+        if not np.count_nonzero(go):
+            return False
+        here = at & go[:, None]
+        preds = self.bar_pred[:n * per].reshape(n, per)[sel] & here
+        counts = np.count_nonzero(preds, axis=1)
+        st[here] = READY
+        if not contiguous:
+            whole[rows] = st
+        if "excl" in self.__dict__:
+            excl = self.excl[:n * per].reshape(n, per)
+            if contiguous:
+                excl[sel][here] = 0
+            else:
+                e = excl[rows]
+                e[here] = 0
+                excl[rows] = e
+        on = here.reshape(len(rows), wpc, LANES).any(axis=2)          # (cta, warp) released
+        results, last = self.bar_results, self.last_bar
+        dirty = []
+        for i in go.nonzero()[0].tolist():
+            result = (int(counts[i]), bool(counts[i] == arrived[i]), bool(counts[i]))
+            first = int(rows[i]) * wpc
+            for k in on[i].nonzero()[0].tolist():
+                w = first + k
+                results[w][b] = result
+                dirty.append(w)
+        last[dirty] = b
+        self.dirty.update(dirty)
+        return True
 
     def _deadlock(self) -> None:
         for w in range(self.nwarps):

@@ -309,12 +309,14 @@ def op_warpsync(w, s, active, mask):
     w.release_convergence()
 
 
-@semantics("BAR")
+@semantics("BAR", vector=True)
 def op_bar(w, s, active, mask):
     mods = s.ins.modifiers
     ops = list(s.ins.operands)
     if "ARV" in mods:
         return   # arrive-only: no wait (producer side of a named barrier)
+    if not w.per_warp:
+        return _bar_group(w, s, mods, ops, mask)
     bar_id = int(ops[0].value) if ops and isinstance(ops[0], Imm) else \
         int(widen(w.r(ops[0]), 32)[0]) if ops else 0
     count = None
@@ -338,6 +340,29 @@ def op_bar(w, s, active, mask):
         w.launch.bar_counts[(id(w.cta), bar_id)] = count
     w.state[mask] = AT_BAR
     w.wait_arg[mask] = bar_id
+
+
+def _bar_group(g, s, mods, ops, mask):
+    """BAR with an immediate barrier (or none) and no count or predicate, for every warp of
+    a group at once: what the per-warp form below does warp by warp (each warp's predicate
+    lanes all true, its reduction kind, its masked lanes waiting). Other forms, and groups
+    an observer or explicit reconvergence watches warp by warp, go per warp (PerWarp)."""
+    m = g.m
+    if m.tracing or m.explicit or len(ops) > 1 or (ops and not isinstance(ops[0], Imm)):
+        raise PerWarp()
+    bar_id = int(ops[0].value) if ops else 0
+    kind = "AND" if "AND" in mods else "OR" if "OR" in mods else "POPC"
+    warps = g.warps
+    m.bar_pred.reshape(-1, 32)[warps] = True
+    kinds = m.bar_kinds
+    for wi in warps.tolist():
+        kinds[wi][bar_id] = kind
+    if mask is g.active:
+        at = g.at
+    else:
+        at = g.idx[mask]
+    m.state[at] = AT_BAR
+    m.wait_arg[at] = bar_id
 
 
 @semantics("B2R")

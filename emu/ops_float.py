@@ -343,28 +343,28 @@ def _half_result(fn: str, x, op, kind: str):
 
 
 def _mufu_function(fn: str, x):
-    """MUFU's function `fn` of the FP64 values `x` (exact; the caller rounds)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if fn == "RCP":
-            return 1.0 / x
-        if fn == "RSQ":
-            return 1.0 / np.sqrt(x)
-        if fn == "SQRT":
-            return np.sqrt(x)
-        if fn == "EX2":
-            return np.exp2(x)
-        if fn == "LG2":
-            return np.log2(x)
-        if fn in ("SIN", "COS"):
-            # whole revolutions dropped first (exact: x is an FP32 value): an integral x
-            # (every |x| >= 2^23) gives sin 0 and cos 1, as an H200 does
-            turns = x - np.floor(x)
-            y = np.sin(turns * 2 * math.pi) if fn == "SIN" else np.cos(turns * 2 * math.pi)
-            if fn == "SIN":         # a zero result has the sign of x (-0 for a negative whole x)
-                y = np.where(turns == 0, np.copysign(0.0, x), y)
-            return y
-        if fn == "TANH":
-            return np.tanh(x)
+    """MUFU's function `fn` of the FP64 values `x` (exact; the caller rounds; under the
+    launch's np.errstate, emu/fp.py)."""
+    if fn == "RCP":
+        return 1.0 / x
+    if fn == "RSQ":
+        return 1.0 / np.sqrt(x)
+    if fn == "SQRT":
+        return np.sqrt(x)
+    if fn == "EX2":
+        return np.exp2(x)
+    if fn == "LG2":
+        return np.log2(x)
+    if fn in ("SIN", "COS"):
+        # whole revolutions dropped first (exact: x is an FP32 value): an integral x
+        # (every |x| >= 2^23) gives sin 0 and cos 1, as an H200 does
+        turns = x - np.floor(x)
+        y = np.sin(turns * 2 * math.pi) if fn == "SIN" else np.cos(turns * 2 * math.pi)
+        if fn == "SIN":         # a zero result has the sign of x (-0 for a negative whole x)
+            y = np.where(turns == 0, np.copysign(0.0, x), y)
+        return y
+    if fn == "TANH":
+        return np.tanh(x)
     raise EmuFault(f"unsupported MUFU function {fn}")
 
 

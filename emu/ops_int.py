@@ -300,6 +300,13 @@ def op_imad(w, s, active, mask):
         w.w(d, w.ri(c_op), mask)
         return
     carry = w.pred(cin).astype(U64) if ("X" in mods and cin is not None) else U64(0)
+    if pout is None and "WIDE" in mods and carry.__class__ is U64 and not getattr(c_op, "neg", False) \
+            and not getattr(c_op, "inv", False):
+        # IMAD.WIDE with no carry in or out and a plain c (an address: `IMAD.WIDE R2, R0, 0x4,
+        # R2`): the 64-bit sum modulo 2^64, what the general form below gives it
+        prod, _ = _mul_parts(w, s, a_op, b_op)
+        w.w64(d, prod + w.r64(c_op), mask)
+        return
     if "WIDE" in mods or "HI" in mods:
         prod, signed = _mul_parts(w, s, a_op, b_op)
         c = w.r64(c_op)

@@ -43,7 +43,8 @@ def address(w, mem: Mem, wide: bool) -> np.ndarray:
             addr = addr + w.r64(reg("UR", mem.ubase.index))
         else:
             addr = addr + w.r(reg("UR", mem.ubase.index)).astype(U64)
-    addr = (addr.astype(I64) + mem.offset).astype(U64)
+    if mem.offset:              # (two's complement: a negative offset as its 64-bit pattern)
+        addr = addr + U64(mem.offset & 0xFFFFFFFFFFFFFFFF)
     if not wide:
         addr = addr & M32
     # (a new array: each step above makes one)

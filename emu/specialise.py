@@ -734,8 +734,7 @@ def _fp_form(step, arity: int, compute):
         vals = read(w)
         if ftz:
             vals = [flush_f32(v) for v in vals]
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            r = compute(*vals)
+        r = compute(*vals)                   # (under the launch's np.errstate: emu/fp.py)
         if ftz:
             r = flush_f32(r)
         d(w, canonicalise_f32(r), mask)
@@ -779,16 +778,15 @@ def _ffma(step, generic):
                 r = flush_f32(r)
             d(w, canonicalise_f32(r), mask)
             return
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            p = va.astype(f64) * vb.astype(f64)
-            c = vc.astype(f64)
-            t = p + c
-            bb = t - p
-            err = (p - (t - bb)) + (c - bb)
-            nudge = (err != 0) & np.isfinite(err) & ((t.view(U64) & U64(1)) == 0)
-            if np.count_nonzero(nudge):
-                t = np.where(nudge, np.nextafter(t, np.where(err > 0, inf, -inf)), t)
-            r = t.astype(np.float32)
+        p = va.astype(f64) * vb.astype(f64)      # (under the launch's np.errstate: emu/fp.py)
+        c = vc.astype(f64)
+        t = p + c
+        bb = t - p
+        err = (p - (t - bb)) + (c - bb)
+        nudge = (err != 0) & np.isfinite(err) & ((t.view(U64) & U64(1)) == 0)
+        if np.count_nonzero(nudge):
+            t = np.where(nudge, np.nextafter(t, np.where(err > 0, inf, -inf)), t)
+        r = t.astype(np.float32)
         if ftz:
             r = flush_f32(r)
         d(w, canonicalise_f32(r), mask)

@@ -75,10 +75,14 @@ class Target:
     # R_CUDA_CONST_FIELD21_38 (0x42), `.rela`; sm_100/120: ULDC's LDCU takes
     # R_CUDA_CONST_FIELD22_37 (0x73)
     const_relocation: tuple[int, int, bool, bool] = (0x40, 0x40, False, False)
-    # relocatable output (-c) in the layout we write (sm_75-90); ptxas 13.5's -c cubins for
-    # sm_100 and later also carry `.nv.merc.*` and `.nv.capmerc.text.*` sections (a second,
-    # unfinished form of the code the linker finishes), which we do not write
-    relocatable_output: bool = True
+    # The e_flags bit (bits 0-7) by which ptxas 13.5 says a cubin carries the Mercury form of
+    # its code (`.nv.merc.*` copies of the tables, `.nv.capmerc.text.<f>`): 0x2 on sm_100
+    # and later, where ptxas writes them into every cubin; 0 before. We write no Mercury
+    # sections, so our relocatable output (-c) has SASS_ONLY_E_FLAG (0x4, sm_75..sm_90's
+    # value and the one nvlink 13.5 writes when it links objects without Mercury) in its
+    # place: nvlink crashes on an object with 0x2 and no Mercury sections, and links one
+    # with 0x4 alone or with ptxas's objects (docs/STATUS.md, branch merc27)
+    mercury_e_flag: int = 0
     # Which loops whose only divergence is their own exit get a YIELD (ptx2sass/loop_yield.py,
     # read off ptxas 13.5): "divergent" (sm_75-89) every such loop with an atomic or a
     # strong access; "waits" (sm_90 and later) only one with a strong store, or whose
@@ -356,6 +360,9 @@ ArchInfo = Target       # the table's former name (callers not yet moved)
 ELF_OSABI = 0x41          # "CUDA" OS ABI of CUDA 12.9+ toolkits
 ELF_ABI_VERSION = 8
 EM_CUDA = 190
+# e_flags bit of a cubin whose code is SASS alone (no Mercury form): sm_75..sm_90 cubins,
+# nvlink 13.5's output from objects without Mercury sections, our sm_100+ `-c` objects
+SASS_ONLY_E_FLAG = 0x4
 
 
 # Read off ptxas 13.5's code for `mov` of each special register on sm_80/86/87/89.
@@ -436,7 +443,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=Tr
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
-                          const_relocation=(0x73, 0x42, True, True), relocatable_output=False,
+                          const_relocation=(0x73, 0x42, True, True), mercury_e_flag=0x2,
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
                           stack_pointer_offset=0x37C, latency="blackwell",
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,

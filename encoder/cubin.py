@@ -20,7 +20,7 @@ from dataclasses import field
 
 from ptx2sass.records import dataclass
 
-from .arch import ELF_ABI_VERSION, ELF_OSABI, EM_CUDA, UnknownArch, arch_from_e_flags, arch_info
+from .arch import ELF_ABI_VERSION, ELF_OSABI, EM_CUDA, SASS_ONLY_E_FLAG, UnknownArch, arch_from_e_flags, arch_info
 from .cubin_layout import default_section_order, default_shstrtab, default_strtab, reloc_kinds
 from .elf_layout import (ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK,
                          SHT_NOBITS, SHT_NOTE, SHT_NULL, SHT_PROGBITS, SHT_REL, SHT_RELA,
@@ -748,12 +748,18 @@ def write_cubin(cubin: Cubin) -> bytes:
         raise CubinError(f"a value does not fit its ELF field: {e}") from None
 
 
-def _e_flags(arch, index: dict[str, int]) -> int:
+def _e_flags(arch, index: dict[str, int], e_type: int = ET_EXEC) -> int:
     """ptxas's ELF flags: the arch's, with the section index of `.note.nv.cuinfo` in the top
-    byte (6 in a cubin without debug sections: each debug section before the notes moves it)."""
+    byte (6 in a cubin without debug sections: each debug section before the notes moves it).
+    A relocatable cubin without Mercury sections says it is SASS only (`Target.mercury_e_flag`:
+    nvlink 13.5 cannot link an sm_100+ object that claims a Mercury form it lacks)."""
+    flags = arch.e_flags
+    if arch.mercury_e_flag and e_type == ET_REL and not any(
+            n.startswith((".nv.merc.", ".nv.capmerc.")) for n in index):
+        flags = flags & ~arch.mercury_e_flag | SASS_ONLY_E_FLAG
     if ".note.nv.cuinfo" not in index:
-        return arch.e_flags
-    return (arch.e_flags & 0xFFFFFF) | index[".note.nv.cuinfo"] << 24
+        return flags
+    return (flags & 0xFFFFFF) | index[".note.nv.cuinfo"] << 24
 
 
 class _Writer:
@@ -786,7 +792,7 @@ class _Writer:
             s.name_offset = shstr.offset(s.name)
         ordered[index[".shstrtab"]].data = shstr.data()
         header = ElfHeader(c.e_type, c.osabi, c.abi_version,
-                           c.e_flags if c.e_flags is not None else _e_flags(self.arch, index),
+                           c.e_flags if c.e_flags is not None else _e_flags(self.arch, index, c.e_type),
                            ident_pad=c.ident_pad)
         segments = None
         if c.e_type == ET_EXEC:

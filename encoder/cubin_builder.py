@@ -25,7 +25,7 @@ from .arch import UnknownArch, arch_info
 from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .cubin_layout import default_strtab
-from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
+from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
@@ -279,7 +279,7 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.half("GRID_ATTRIBUTES", k.grid_attributes))
     if k.tmem_partition:
         recs.append(NvInfoRecord.words("AT_ENTRY_FRAGMENTS", AT_ENTRY_FRAGMENT_TMEM_CTA1_V2))
-    if info.gb10b_war_bytes or k.tmem_partition:
+    if (info.gb10b_war_bytes and k.is_entry) or k.tmem_partition:    # (sm_110: not a `.func`'s, -c or -g)
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
     for group in k.tmem_cta_groups:
         recs.append(NvInfoRecord.flag(f"TCGEN05_{group}CTA_USED"))
@@ -369,7 +369,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 bank4: list[str] = (), var_relocations: dict | None = None,
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
-                relocatable: bool = False, extern_variables: list[tuple[str, int, int]] = (),
+                relocatable: bool = False, extern_variables: list[tuple[str, int, int, str]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
                 debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
@@ -391,8 +391,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     The given kernels are not modified: the cubin holds copies.
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89 and sm_90; sm_90's
     differences are marked where made): variables as
-    CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment) as
-    undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
+    CUDA objects (`visible` ones global), `extern_variables` (name, size, alignment, state
+    space) as undefined ones (alignment 0) or COMMON ones (value: the alignment), all these symbols in
     declaration order (`variable_order`), `_param` in each constant bank 0, MAX_STACK_SIZE
     for MIN_STACK_SIZE,
     `isa_class` is sm_90's `.nv.compat` ISA class (2: the code converts FP8).
@@ -433,8 +433,6 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if info.phdr_style != "ampere" and info.cubin_style != "hopper":
         raise CubinError(f"building cubins from scratch supports sm_75..sm_90 so far, not {arch}")
     hopper = info.cubin_style == "hopper"
-    if relocatable and not info.relocatable_output:
-        raise CubinError(f"relocatable output for {arch} is not supported")
     kernels = [copy.deepcopy(k) for k in kernels]
     for k in kernels:
         _check_kernel_facts(k, info)
@@ -536,10 +534,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 local_sym[name] = len(syms) - 1
 
     def _local_function_symbol(k: Kernel) -> None:
-        """A local function reached only through functions (or by none: -c keeps it), before
-        its text's section symbol."""
+        """A local function reached only through functions (or by none: -c keeps it), or a
+        kernel without `.visible`, before its text's section symbol."""
         if k.name in local_functions and k.name not in local_sym:
-            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
+            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_LOCAL, STO_CUDA_ENTRY if k.is_entry else 0,
+                               section=f".text.{k.name}"))
             local_sym[k.name] = len(syms) - 1
 
     # -c: a module of functions only names its variables before the leading function's text;
@@ -567,9 +566,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             _local_function_symbols(k)
         if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
-        if i == 0 and (info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels)):
-            # it holds a symbol of its own (sm_110's, the tcgen05 partition)
+        # the reserved shared words hold a symbol of their own (sm_110's, the tcgen05
+        # partition): whole program, their section's symbol before the module's variables';
+        # -c, after the exported variables' sections and before the LOCAL ones' (ptxas 13.5
+        # sm_110, 11 linkage/initialiser mixes)
+        reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
+        if reserved_symbol and not relocatable:
             section_symbol(RESERVED_SHARED)
+            reserved_symbol = False
         if i == 0:
             # Variables in the given (PTX declaration) order, each section's symbol before
             # its first variable; the bank-4 address table right after the variable in its
@@ -583,6 +587,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 # (-g: the module's shared variables declared before it first)
                 syms.extend(module_shared.pop(n) for n in list(module_shared)
                             if declared.get(n, -1) < declared.get(g.name, -1))
+                if reserved_symbol and g.name not in visible:
+                    section_symbol(RESERVED_SHARED)
+                    reserved_symbol = False
                 if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
                     section_symbol(g.section)
                 if g.name not in visible:       # (visible ones: after the first kernel's)
@@ -592,6 +599,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
             syms.extend(module_shared.values())
+            if reserved_symbol:
+                section_symbol(RESERVED_SHARED)
             # -g's out-of-line local functions: after their first caller's text and the
             # module's variables
             _local_function_symbols(k)
@@ -623,6 +632,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for name in module_sections:
         section_symbol(name)
     func_sym: dict[str, int] = {}
+    reserved_objects: list[Symbol] = []     # -c: the reserved words' objects (below)
     extern_sym: dict[str, int] = {}
     first_shared = next((k for k in file_order if k.shared_window), None)
     handles = dict(handles or {})
@@ -661,12 +671,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if not relocatable:
                 syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
-            if info.gb10b_war_bytes:
-                syms.append(Symbol("__nv_reservedSMEM_gb10b_war_var", end, info.gb10b_war_bytes, STT_OBJECT,
-                                   STB_WEAK, section=RESERVED_SHARED))
-            if any(kk.tmem_partition for kk in kernels):
-                syms.append(Symbol(TMEM_PARTITION, end, TMEM_PARTITION_BYTES, STT_OBJECT, STB_WEAK,
-                                   section=RESERVED_SHARED))
+            # (-c: CUDA objects the linker places, their value the alignment, after the
+            # module's exported variables, ptxas 13.5 sm_110 and sm_100a; whole program:
+            # objects at the reserved words' end)
+            for name, size, align, wanted in (
+                    ("__nv_reservedSMEM_gb10b_war_var", info.gb10b_war_bytes, 16, info.gb10b_war_bytes),
+                    (TMEM_PARTITION, TMEM_PARTITION_BYTES, 1, any(kk.tmem_partition for kk in kernels))):
+                if wanted and relocatable:
+                    reserved_objects.append(Symbol(name, align, size, STT_CUDA_OBJECT, STB_WEAK,
+                                                   other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+                elif wanted:
+                    syms.append(Symbol(name, end, size, STT_OBJECT, STB_WEAK, section=RESERVED_SHARED))
         if k is file_order[0]:
             for name in handles:
                 if name not in handle_sym:
@@ -683,13 +698,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             exported = [Symbol(g.name, offsets[g.name], g.size, object_kind[0],
                                STB_WEAK if g.name in weak else STB_GLOBAL, other_of(g),
                                section=g.section) for g in globals_ if g.name in visible]
-            exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL, object_kind[1],
+            exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL,
+                                STO_CUDA_CONSTANT if space == "const" else object_kind[1],
                                 shndx=SHN_COMMON if align else 0)
-                         for name, size, align in extern_variables]
+                         for name, size, align, space in extern_variables]
             declared = {name: at for at, name in enumerate(variable_order)}
             for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
                 syms.append(sym)
                 var_sym[sym.name] = len(syms) - 1
+            syms.extend(reserved_objects)
             if not k.is_entry and k.name not in local_sym and k.name not in func_sym:   # a leading function after them (seen with one `.func`)
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
@@ -754,7 +771,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module[1:1] = records
     if texmode_independent:
         module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
-    for k in file_order if not relocatable else ():
+    # (the kernels without `.visible` first, ptxas 13.5: as their LOCAL symbols come first)
+    for k in sorted(file_order, key=lambda k: k.name not in local_functions) if not relocatable else ():
         if not k.is_entry:       # (-g's out-of-line functions: ptxas writes none)
             continue
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
@@ -772,11 +790,13 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
             raise CubinError(f"extern functions {missing} need a prototype string")
-        # the strings in `.strtab` (first, sm_90: after the symbols' names; the symbols
-        # are all made by now): the function named last in the PTX (`prototypes`' order)
-        # first, each string once
+        # the strings in `.strtab`, each once (the symbols are all made by now): sm_8x
+        # first, the function named last in the PTX (`prototypes`' order) first; sm_90+
+        # after the symbols' names, in `.nv.prototype`'s (symbol) order
         listed = set(proto_names)
-        c.prototype_strings = list(dict.fromkeys(prototypes[e] for e in reversed(prototypes) if e in listed))
+        c.prototype_strings = list(dict.fromkeys(
+            [prototypes[e] for e in sorted(proto_names, key=proto_sym.__getitem__)] if hopper
+            else [prototypes[e] for e in reversed(prototypes) if e in listed]))
         strtab = StringTable(default_strtab(c, []) if hopper else ["", *c.prototype_strings])
         c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
                                   b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
@@ -797,19 +817,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
     frame, frame_relocs, frame_relas = bytearray(), [], []
-    functions_before = 0
+    fdes_before = 0
     for k in file_order:
         cie_at = len(frame)
         frame += _cie(function=not k.is_entry, device_debug=device_debug)
         if relocatable:     # the FDE's CIE pointer (an addend past the first) and address range
             if cie_at:
-                # (sm_90: ptxas's addend counts 8 more bytes per `.func` FDE before it, the
-                # size of sm_89's, whose CFA program has an empty advance first: measured)
+                # (sm_90+: ptxas's addend is 8 bytes past the CIE per FDE before it, kernel's
+                # or `.func`'s: 112, 224 for CIEs at 104, 208; measured)
                 frame_relas.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64,
-                                              cie_at + (8 * functions_before if hopper else 0)))
+                                              cie_at + (8 * fdes_before if hopper else 0)))
             else:
                 frame_relocs.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64))
-            functions_before += not k.is_entry
+            fdes_before += 1
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64,
@@ -840,11 +860,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if hopper:
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
                                                data=compat_section(info, isa_class)))
+        tmem_bytes = TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0
         if not relocatable:
             c.sections.insert(after_debug + 1, Section(
                 RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
-                nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes
-                + (TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0)))
+                nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes + tmem_bytes))
+        elif info.gb10b_war_bytes or tmem_bytes:
+            # -c (ptxas 13.5 sm_110, sm_100a tcgen05): only the objects the linker places in it,
+            # with the CUDA shared type its Mercury copy has too, not NOBITS
+            c.sections.insert(after_debug + 1, Section(
+                RESERVED_SHARED, SHT_CUDA_MERC_SHARED, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
+                nobits_size=info.gb10b_war_bytes + tmem_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
     elif not relocatable:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))

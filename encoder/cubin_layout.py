@@ -100,8 +100,11 @@ def default_section_order(c: Cubin) -> list[str]:
     # module's `.nv.global` (made while ptxas emits the first kernel), the other kernels'.
     shared = [f".nv.shared.{k.name}" for k in c.kernels if k.shared_bytes is not None]
     first = shared[:1] if c.kernels and c.kernels[0].shared_bytes is not None else []
-    order += first + [n for n in generic if n in (RESERVED_SHARED, DEBUG_SHARED)]
-    order += [n for n in generic if n == ".nv.global" and n not in placed]
+    zero_filled = [n for n in generic if n in (RESERVED_SHARED, DEBUG_SHARED)]
+    zero_filled += [n for n in generic if n == ".nv.global" and n not in placed]
+    if c.e_type == ET_REL:      # -c (sm_110's reserved words): as their section symbols
+        zero_filled.sort(key=lambda n: position.get(n, len(position)))
+    order += first + zero_filled
     order += [n for n in shared if n not in first]
     if hopper:
         order += kernel_banks

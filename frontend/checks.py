@@ -74,6 +74,16 @@ _SYNC_REQUIRED = {"vote": "vote", "shfl": "shfl"}
 _STATE_SPACES = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster"))
 
 
+def _extern_redeclaration(earlier, decl: ast.VariableDecl) -> bool:
+    """Whether a module-scope declaration of a name already declared is an `.extern`
+    declaration and a definition of one variable (ptxas 13.5 takes both orders, in one
+    file or across input files)."""
+    first = getattr(earlier, "node", None)
+    if not isinstance(first, ast.VariableDecl) or first.space != decl.space:
+        return False
+    return ".extern" in first.linkage or ".extern" in decl.linkage
+
+
 @dataclass(slots=True)
 class Symbol:
     kind: str                 # 'reg', 'var', 'func', 'label', 'sreg'
@@ -412,6 +422,8 @@ class Checker:
             self.error("Alignment must be a power of two", decl)
         if decl.type in _INSTRUCTION_ONLY_TYPES:
             self.error(f"Type {decl.type} may only be used as an instruction type", decl)
+        if decl.type == ".b128" and self.version < (8, 3):
+            self.error("Feature 'Type .b128' requires PTX ISA .version 8.3 or later", decl)
         kind = "reg" if decl.space == ".reg" else "var"
         for d in decl.declarators:
             if d.name == "_" and params:
@@ -432,6 +444,8 @@ class Checker:
                 _Scope.declared()
                 continue
             if scope.declared_here(d.name):
+                if module_scope and _extern_redeclaration(scope.names.get(d.name), decl):
+                    continue        # `.extern` then the definition (or the reverse): one variable
                 self.error(f"Duplicate definition of variable '{d.name}'", d)
                 continue
             scope.names[d.name] = Symbol(kind, decl.type, decl.space, decl.vector, decl)
@@ -626,17 +640,40 @@ class Checker:
                 self.error(SINK_SOURCE, ins)
             if lenient:
                 from ptx2sass.frontend.video_checks import video_problems   # rare: lazily
-                for problem in video_problems(op, ins.modifiers, ins.operands):
+                problems = video_problems(op, ins.modifiers, ins.operands)
+                for problem in problems:
                     self.error(problem, ins)
+                if problems and problems[0].startswith("Arguments mismatch"):
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
+                if not problems and op in _SCALAR_VIDEO and not self.video_operands_fit(ins, scope):
+                    self.mismatch(op, ins)
                 if op == "tcgen05":
                     for problem in tcgen05.problems(ins):
                         self.error(problem, ins)
+                if op == "mbarrier":
+                    from ptx2sass.frontend import mbarrier_shapes
+                    found = mbarrier_shapes.problems(ins.modifiers, ins.operands,
+                                                     lambda n: self.register_type(n, scope))
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
                 if op == "multimem":
                     problems = multimem.problems(ins.modifiers)
                     for problem in problems:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
+                if op == "mapa":
+                    spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
+                    if spaces and spaces != [".shared::cluster"]:
+                        self.error("State space incorrect for instruction 'mapa'" + (
+                            ", expected '::cluster'" if spaces[0].startswith(".shared") else ""), ins)
+                        return
                 problem = _surface_reduction_problem(op, ins.modifiers) or \
                     _lenient_shape_problem(op, ins.modifiers, len(ins.operands))
                 if problem:
@@ -653,14 +690,56 @@ class Checker:
         if op == "ld" and ".param" in ins.modifiers and len(ins.operands) > 1:
             self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
-        if problem and not problem.startswith(_UNEXPECTED_TYPES) \
-                and self.operands_mismatch_first(ins, types, scope, name):
-            return      # ptxas checks the operands against the types before the modifiers
+        policy = None
+        if op in _CACHE_POLICY_OPCODES and not (problem and problem.startswith(
+                ("Unknown modifier", _UNEXPECTED_TYPES))) and not (op == "red" and ".cas" in ins.modifiers):
+            policy = self.cache_policy_problem(ins, scope)
+            if policy == "mismatch":    # the operands fit no form: that alone is reported
+                self.mismatch(name, ins)
+                for operand in ins.operands:
+                    self.resolve_names(operand, scope, self.labels)
+                return
+        if op == "add" and ".sat" in ins.modifiers and ins.modifiers[-1:] == (".u32",):
+            # PTX 9.2's unsigned saturating add: no target of ptxas 13.5.37 has it (reported
+            # once the operands fit, before the modifiers' problems)
+            if len(ins.operands) != 3:
+                self.mismatch(name, ins)
+                for operand in ins.operands:
+                    self.resolve_names(operand, scope, self.labels)
+                return
+            problem = "\n".join(([] if self.version >= (9, 2) else [
+                "Feature 'add.sat' requires PTX ISA .version 9.2 or later"])
+                + [f"Feature 'add.sat' not supported on .target '{self.target_name}'"]
+                + ([problem] if problem else []))
+        mark = len(self.errors)
+        if problem and not problem.startswith(_UNEXPECTED_TYPES) and _NO_INSTRUCTION not in \
+                problem and self.operands_mismatch_first(ins, types, scope, name):
+            # ptxas checks the operands against the types before the modifiers (but it has
+            # told of two comparisons already)
+            if "Multiple comparisons set" in problem.split("\n"):
+                tail = self.errors[mark:]
+                del self.errors[mark:]
+                self.error("Multiple comparisons set", ins)
+                self.errors += tail
+            return
+        if policy is not None:          # a cache policy without its `.L2::cache_hint`
+            for line in (problem or "").split("\n"):
+                if line:
+                    self.error(line, ins)
+            self.error(f".L2::cache_hint modifier required for instruction '{name}' with "
+                       f"{len(ins.operands)} arguments", ins)
+            self.mismatch(name, ins)
+            for operand in ins.operands:
+                self.resolve_names(operand, scope, self.labels)
+            return
         if problem:
             for line in problem.split("\n"):       # several illegal modifiers
                 self.error(line, ins)
         if sink_source:
             self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
+        if problem and form is not None and ins.opcode in ("set", "setp") and all(
+                line.startswith(_REPEAT_MESSAGES) for line in problem.split("\n")):
+            problem = None      # a repeated modifier only: the operands are checked still
         if problem:
             if problem.startswith(_UNEXPECTED_TYPES):
                 for operand in ins.operands:      # its operands' names are still looked up
@@ -684,6 +763,51 @@ class Checker:
         if op == "alloca" and len(ins.operands) == 3:
             self.check_alloca_alignment(ins, scope)
 
+    def register_type(self, name: str, scope: _Scope) -> str | None:
+        """The declared type of scalar register `name` (None: not a scalar register)."""
+        sym = scope.lookup(name)
+        if sym is None or sym.kind != "reg" or sym.vector is not None:
+            return None
+        return sym.type
+
+    def video_operands_fit(self, ins: ast.Instruction, scope: _Scope) -> bool:
+        """A scalar video instruction's registers are 32-bit integers (ptxas: 'Arguments
+        mismatch' for an .f32 one)."""
+        for operand in ins.operands:
+            if type(operand) is ast.Unary:
+                operand = operand.operand
+            if type(operand) is not ast.Name:
+                continue
+            sym = self.lookup(operand, scope)
+            if sym is not None and sym.kind == "reg" and sym.type is not None \
+                    and sym.type not in (".u32", ".s32", ".b32"):
+                return False
+        return True
+
+    def cache_policy_problem(self, ins: ast.Instruction, scope: _Scope) -> str | None:
+        """ld/st/atom/red's optional last operand, an L2 cache policy, which goes with
+        `.L2::cache_hint`: 'mismatch' where the operands fit no form (a policy that is no
+        64-bit integer register or literal, or `.L2::cache_hint` without one), 'hint' for a
+        policy without `.L2::cache_hint` (ptxas 13.5.37: ".L2::cache_hint modifier required
+        for instruction 'ld' with 3 arguments", then "Arguments mismatch"), None else."""
+        op, mods, ops = ins.opcode, ins.modifiers, ins.operands
+        base = 2 if op in ("ld", "st", "red") else 4 if ".cas" in mods else 3
+        hint = ".L2::cache_hint" in mods
+        if len(ops) == base + 1:
+            policy = ops[-1]
+            if type(policy) is ast.IntLit:
+                fits = True
+            else:
+                sym = self.lookup(policy, scope) if type(policy) is ast.Name else None
+                fits = sym is not None and sym.kind == "reg" and sym.vector is None \
+                    and sym.type in (".b64", ".u64", ".s64")
+            if not fits or not hint and ".cas" in mods:    # (cas: no such message)
+                return "mismatch"
+            return None if hint else "hint"
+        if len(ops) == base and hint:
+            return "mismatch"
+        return None
+
     def operands_mismatch_first(self, ins: ast.Instruction, types, scope, name) -> bool:
         """For an instruction whose modifiers fit no form: whether its operands fit no form
         of its types either, reported as ptxas does ("Arguments mismatch", unknown symbols)
@@ -692,13 +816,16 @@ class Checker:
         forms = [f for f in isa.FORMS.get(ins.opcode, ()) if len(f.type_slots) == len(types)
                  and all(t in slot for t, slot in zip(types, f.type_slots))
                  and f.optional_from <= n <= len(f.operands)
-                 and all(c[0] in "dabc" and c != "dp" for c in f.operands)]
+                 and all(c[0] in "dabcempq*" and c != "dp" for c in f.operands)]
         if not forms or not types:
             return False
         before = len(self.errors), len(self.symbol_errors)
         for f in forms:
             self.check_operands(ins, f, tuple(types), scope, name)
-            if len(self.errors) == before[0] and len(self.symbol_errors) == before[1]:
+            if len(self.symbol_errors) == before[1] and not any(
+                    e.message.startswith("Arguments mismatch") for e in self.errors[before[0]:]):
+                # they fit (set/setp's "Boolean operation is required" comes later)
+                del self.errors[before[0]:]
                 return False
             if f is not forms[-1]:
                 del self.errors[before[0]:]
@@ -883,7 +1010,10 @@ class Checker:
         key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
         problems = self.feature_problems.get(key)
         if problems is None:
-            problems = self.feature_problems[key] = self._feature_problems(ins)
+            kept = _repeated_modifiers(ins.opcode, ins.modifiers)[1]
+            # (of a repeated modifier ptxas checks the one it keeps: `st.v8.v2` is no .v8)
+            problems = self.feature_problems[key] = self._feature_problems(
+                ins if kept == ins.modifiers else dataclasses.replace(ins, modifiers=kept))
         for message in problems:
             self.error(message, ins)
         if self.target_sm < 90:                   # no special register is newer otherwise
@@ -930,6 +1060,14 @@ class Checker:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
+        if ins.opcode == "cvt" and ".bf16" in pair and len(pair) == 2 \
+                and set(pair) <= set(isa.TYPE_BITS) - {".bf16x2", ".f16x2", ".u8", ".s8", ".b8"}:
+            # ptxas 13.5.37: f32 from bf16 is PTX 7.1, the others but bf16 from f32 7.8
+            need = (7, 1) if tuple(pair) == (".f32", ".bf16") else \
+                None if tuple(pair) == (".bf16", ".f32") else (7, 8)
+            if need and self.version < need and self.target_sm >= 80:
+                self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires PTX ISA .version "
+                           f"{need[0]}.{need[1]} or later", ins)
         if ins.opcode == "cvt" and self.target_sm < 90 and tuple(pair) == (".tf32", ".f32"):
             rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
@@ -1023,7 +1161,11 @@ class Checker:
                 problems.append("Illegal vector size: 8")
             if _is_256_bit_access("ld", ins.modifiers):
                 problems.append("Vector type too large, exceeds 128 bit limit")
+        if op in ("ld", "st") and _vector_bits(ins.modifiers) > 256:
+            problems.append("Vector type too large, exceeds 128 bit limit")
         wide256 = _is_256_bit_access(op, ins.modifiers)
+        if op in ("ld", "st") and _vector_bits(ins.modifiers) > 256:
+            keys = [k for k in keys if k != op + ".v8"]
         if wide256 and op + ".v8" not in keys:
             keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
         for key in keys:
@@ -1042,6 +1184,30 @@ class Checker:
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
+        if op in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (8, 2):
+            problems.append("Feature '.mmio' requires PTX ISA .version 8.2 or later")
+        if op in ("ld", "st") and self.version < (7, 4):
+            problems += [f"Modifier '.{m.split('::')[1]}' on '{op}' requires PTX ISA .version 7.4 "
+                         "or later" for m in ins.modifiers if m.startswith(".L1::")]
+        if op in ("atom", "red") and ".noftz" in ins.modifiers and ins.modifiers[-1:] == (".f32",) \
+                and self.version < (9, 4):
+            problems.append(f"Feature '{op} with .noftz and .f32' requires PTX ISA .version 9.4 or later")
+        if op in ("ld", "st") and ".volatile" in ins.modifiers and ".local" in ins.modifiers \
+                and self.version < (9, 1):
+            problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
+                            "or later")
+        if any(m.endswith("::cluster") for m in ins.modifiers) and op != "mbarrier":
+            # (ptxas 13.5.37: the version, then the target)
+            if self.version < (7, 8):
+                problems.append("Feature '::cluster' requires PTX ISA .version 7.8 or later")
+            if self.target_sm < 90:
+                problems.append("Feature '::cluster' requires .target sm_90 or higher")
+        if ".cluster" in ins.modifiers and op in _SCOPED_MEMORY_OPCODES:
+            # (the target, then the version)
+            if self.target_sm < 90:
+                problems.append("Feature '.cluster scope' requires .target sm_90 or higher")
+            if self.version < (7, 8):
+                problems.append("Feature '.cluster scope' requires PTX ISA .version 7.8 or later")
         if self.version < (8, 3):
             for m in ins.modifiers:
                 if m in (".param::func", ".param::entry"):
@@ -1112,6 +1278,17 @@ class Checker:
                 problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if self.target_sm < 80 and op not in _BF16_RULED:
+            # below sm_80 ptxas names the bf16 type itself first (13.5.37: `set.bf16`,
+            # `add.bf16`, `red.add.bf16`, `ld.bf16`; sm80_features has the other opcodes')
+            problems = [f"Feature '{m}' requires .target sm_80 or higher" for m in ins.modifiers
+                        if m in (".bf16", ".bf16x2")][:1] + problems
+        if op == "ld" and any(m in (".L2::64B", ".L2::128B", ".L2::256B") for m in ins.modifiers) \
+                and any(m in _STATE_SPACE_MODIFIERS and m != ".global" for m in ins.modifiers):
+            problems.append("State space incorrect for feature 'cache prefetching'")
+        if ".L2::cache_hint" in ins.modifiers and op in _CACHE_POLICY_OPCODES \
+                and self.version < (7, 4):
+            problems.append("Modifier '.L2::cache_hint' requires PTX ISA .version 7.4 or later")
         if op == "createpolicy":
             problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
         problems += self._vector_atomic_problems(ins)
@@ -1292,6 +1469,10 @@ class Checker:
                     good = False
             return good
         if code == "p":
+            if type(operand) is ast.PairOperand and ins.opcode == "setp" \
+                    and types[:1] in ((".f16",), (".bf16",)):
+                self.error("Predicate output not allowed for instruction 'setp'", ins)
+                return True
             if type(operand) is ast.PairOperand:
                 return self.is_pred(operand.first, scope) & self.is_pred(operand.second, scope)
             if type(operand) is ast.Name and operand.name == "_":
@@ -1720,6 +1901,12 @@ def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: 
     return out
 
 
+def _vector_bits(modifiers) -> int:
+    """The width of a vector access (`.v8.u64`: 512), 0 for a scalar one."""
+    vec = next((int(m[2:]) for m in modifiers if m in (".v2", ".v4", ".v8")), 0)
+    return vec * isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+
+
 def _is_256_bit_access(opcode: str, modifiers) -> bool:
     """`ld/st` of 256 bits (`.v8` of 32-bit or `.v4` of 64-bit elements: sm_100+, PTX 8.8,
     global or generic addresses only)."""
@@ -1729,15 +1916,18 @@ def _is_256_bit_access(opcode: str, modifiers) -> bool:
     return (".v8" in modifiers and bits == 32) or (".v4" in modifiers and bits == 64)
 
 
-def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str) -> str:
+def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name: str,
+                       types=()) -> str:
     """ptxas's wording when no form fits: a modifier no form of these types knows is
     illegal; a missing required one has its own message; known ones in a combination no
     single form takes are 'unexpected types'."""
     vocabulary = {m for f in candidates for g, _ in f.groups for m in g}
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
-        return f"Unexpected number of state spaces specified in instruction '{opcode}'"
+        return f"Unexpected number of state spaces specified in instruction '{name}'"
     subs = isa.SUBOPCODES.get(opcode, ())
+    if opcode == "dp2a" and not {".lo", ".hi"} & set(modifiers):
+        return "'.hi/.lo' modifier required for instruction 'dp2a'"
     if name == opcode and subs and all(any(g <= subs for g, req in f.groups if req)
                                        for f in candidates):
         # `mul.rn.u32`: without .lo/.hi/.wide it is the float instruction, of a wrong type
@@ -1750,6 +1940,23 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     # type and comparison qualifier", after the illegal modifiers
     bad_comparisons = [m for m in illegal if opcode in ("set", "setp") and m in _FLOAT_ONLY_COMPARISONS]
     illegal = [m for m in illegal if m not in bad_comparisons]
+    stray = [m for m in illegal if m in _ALL_COMPARISONS and opcode not in ("set", "setp")]
+    if stray:
+        # ptxas reads `.lo`, `.equ`, ... on other instructions as comparisons (13.5.37:
+        # 'Comparison qualifier is not allowed for instruction 'add'', then the type mismatch
+        # an unsigned-only comparison on a float type or a float-only one on an integer makes)
+        illegal = [m for m in illegal if m not in stray]
+        rest = [m for m in modifiers if m not in stray]
+        problem = _explain_modifiers(candidates, rest, opcode, name, types) if \
+            all(_modifier_problem(f, rest, name) for f in candidates) else None
+        kinds = {isa.type_class(t) for t in types}
+        float_type = "f" in kinds
+        out = [f"Comparison qualifier is not allowed for instruction '{name}'"]
+        if any((m in _UNSIGNED_COMPARISONS and float_type) or
+               (m in _FLOAT_ONLY_COMPARISONS and m not in _UNSIGNED_COMPARISONS and not float_type)
+               for m in stray):
+            out.append("Mismatch between instruction type and comparison qualifier")
+        return "\n".join(([problem] if problem else []) + out)
     if illegal or bad_comparisons:
         # every illegal modifier, in ptxas 13.5.37's order (probed: .sat, .ftz, .NaN, the
         # others, a rounding modifier last), named with the instruction's sub-opcode
@@ -1778,7 +1985,17 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
 _ILLEGAL_ORDER = {".sat": 0, ".ftz": 1, ".NaN": 2}
 _FLOAT_ONLY_COMPARISONS = frozenset((".equ", ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan",
                                      ".lo", ".ls", ".hi", ".hs"))   # and the unsigned-only ones
+_UNSIGNED_COMPARISONS = frozenset((".lo", ".ls", ".hi", ".hs"))
+_ALL_COMPARISONS = _FLOAT_ONLY_COMPARISONS | frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge"))
 _UNPLAIN_NAMES = frozenset(("_", "WARP_SZ"))
+# instructions ptxas knows only with a sub-opcode (`madc.lo`, `shf.l`): without one, no name
+_NAMED_BY_SUBOPCODE = {"madc": frozenset((".lo", ".hi")), "mul24": frozenset((".lo", ".hi")),
+                       "mad24": frozenset((".lo", ".hi")), "shf": frozenset((".l", ".r"))}
+_BF16_RULED = frozenset(("abs", "cvt", "fma", "max", "min", "mma", "neg", "wmma"))
+_ATOMIC_OPERATIONS = frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", ".inc", ".dec",
+                                ".min", ".max"))
+# instructions that take only these state spaces (ptxas 13.5.37's "State space incorrect")
+_SPACE_LIMITED = {"ldu": frozenset((".global",)), "createpolicy.range": frozenset((".global",))}
 # the opcodes `Checker.check_opcode_features` has rules for
 _OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier", "mma"))
 
@@ -1794,7 +2011,7 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
             or _is_lenient(opcode, modifiers) or (opcode == "ld" and ".param" in modifiers):
         return None
     form, types, name, problem = select_form(opcode, modifiers)
-    if problem or form is None:
+    if problem or form is None or (opcode == "add" and modifiers[-2:] == (".sat", ".u32")):
         return None
     if not form.optional_from <= count <= len(form.operands):
         form = next((f for f in isa.FORMS[opcode] if f.groups == form.groups
@@ -1840,11 +2057,40 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     for m in modifiers:
         if m not in isa.KNOWN_MODIFIERS:
             return None, [], opcode, f"Unknown modifier '{m}'"
+    repeats, kept = _repeated_modifiers(opcode, modifiers)
+    if kept != modifiers:   # ptxas then checks the instruction with the later of each class
+        form, types, name, problem = select_form(opcode, kept)
+        return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode in ("atom", "red") and not set(others) & _ATOMIC_OPERATIONS:
+        return None, types, opcode, (f"Illegal operation '' for instruction '{opcode}'\n"
+                                     f"Operation  requires  type for instruction '{opcode}'\n"
+                                     f"Reduction operation is required for instruction '{opcode}'")
+    spaces = [m for m in others if m in _STATE_SPACE_MODIFIERS]
+    where = _SPACE_LIMITED.get(opcode + next((m for m in others if m in (".range",)), ""))
+    if where is not None and any(m not in where for m in spaces):
+        # (ptxas 13.5.37: a `::` qualifier is an illegal modifier of its own)
+        name = _display_name(opcode, others)
+        return None, types, name, "\n".join(
+            [f"Illegal modifier '::{m.split('::')[1]}' for instruction '{name}'" for m in spaces
+             if "::" in m] + [f"State space incorrect for instruction '{name}'"])
+    if opcode in _NAMED_BY_SUBOPCODE and not _NAMED_BY_SUBOPCODE[opcode] & set(others):
+        # ptxas 13.5.37 knows only madc.lo/madc.hi (mul24.lo, ...): modifiers neither takes
+        # are unknown
+        vocabulary = {m for f in forms for g, _ in f.groups for m in g}
+        return None, types, opcode, "\n".join(
+            [f"Unknown modifier '{m}'" for m in others if m not in vocabulary]
+            + [f"{_NO_INSTRUCTION}'{opcode}'"])
     name = _display_name(opcode, others)
     problem = _operation_type_problem(opcode, others, types) or \
         _type_rule_problem(opcode, others, types, name)
+    if problem and problem.startswith("Modifier '.sat' does not apply") and len(others) > 1:
+        # the other modifiers' problems around it: illegal ones before, a rounding one after
+        _, _, _, rest = select_form(opcode, tuple(m for m in modifiers if m != ".sat"))
+        lines = rest.split("\n") if rest else []
+        rounding = [l for l in lines if l.startswith("Illegal rounding")]
+        problem = "\n".join([l for l in lines if l not in rounding] + [problem] + rounding)
     if problem:
         return None, types, name, problem
     candidates = [f for f in forms if len(f.type_slots) == len(types)
@@ -1855,12 +2101,82 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return None, types, name, f"Unexpected instruction types specified for '{name}'"
     chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
     if chosen is None:
-        return None, types, name, _explain_modifiers(candidates, others, opcode, name)
+        return None, types, name, _explain_modifiers(candidates, others, opcode, name, types)
     problem = _ordering_problem(opcode, others) or _space_problem(opcode, others) or \
         _required_companion(opcode, others, types)
     if not problem and opcode == "cvt":
         problem = _cvt_rounding_problem(types, others)
     return chosen, tuple(types), name, problem
+
+
+# Modifier classes of which an instruction takes one, and ptxas 13.5.37's message for a
+# second one (probed on branch reject27); the later one is the one it then checks.
+_REPEAT_CLASSES: tuple[tuple[frozenset, str], ...] = (
+    (isa.ROUNDING_MODIFIERS, "Multiple rounding modifiers specified"),
+    (frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs", ".equ",
+                ".neu", ".ltu", ".leu", ".gtu", ".geu", ".num", ".nan")), "Multiple comparisons set"),
+    # (a `.lo`/`.hi` that names mul.lo or mad.hi is no comparison: see _repeated_modifiers)
+    (frozenset((".v2", ".v4", ".v8")), "Multiple vector modifiers specified"),
+)
+_REPEAT_OPCODE_CLASSES: dict[str, tuple[tuple[frozenset, str], ...]] = {
+    **{op: ((frozenset((".and", ".or", ".xor")), "Multiple instruction post-operation flags set"),)
+       for op in ("set", "setp")},
+    "ld": ((frozenset((".ca", ".cg", ".cs", ".lu", ".cv")), "Multiple cache operation modifiers specified"),
+           (frozenset((".weak", ".volatile", ".relaxed", ".acquire")), "Duplicate")),
+    "st": ((frozenset((".wb", ".cg", ".cs", ".wt")), "Multiple cache operation modifiers specified"),
+           (frozenset((".weak", ".volatile", ".relaxed", ".release")), "Duplicate")),
+    **{op: ((frozenset((".any", ".all")), "Multiple .any/.all modifiers specified"),)
+       for op in ("match", "vote")},
+    **{op: ((frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", ".inc", ".dec", ".min",
+                        ".max")), "Multiple instruction post-operation flags set"),
+            (frozenset((".cta", ".cluster", ".gpu", ".sys")), "Multiple scope modifiers specified"))
+       for op in ("atom", "red")},
+    "testp": ((frozenset((".finite", ".infinite", ".number", ".notanumber", ".normal",
+                          ".subnormal")), "Multiple testp operation modifiers specified"),),
+    "shfl": ((frozenset((".up", ".down", ".bfly", ".idx")), "Multiple shuffle modifiers specified"),),
+    "prmt": ((frozenset((".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16")),
+              "Multiple permute modifiers specified"),),
+    "redux": ((frozenset((".and", ".or", ".xor", ".add", ".min", ".max")),
+               "Multiple instruction post-operation flags set"),),
+}
+for _op in ("ld", "st"):
+    _REPEAT_OPCODE_CLASSES[_op] += ((frozenset((".cta", ".cluster", ".gpu", ".sys")),
+                                     "Multiple scope modifiers specified"),)
+
+
+# written twice: taken as once (ptxas 13.5.37 accepts `add.sat.sat.s32`, `sin.approx.approx`)
+_REPEAT_MESSAGES = ("Multiple ", "Duplicate ")
+_SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync"))
+
+
+def _repeated_modifiers(opcode: str, modifiers: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
+    """ptxas's messages for a second modifier of a class an instruction takes one of (two
+    roundings, comparisons, vector sizes, ...; 'Duplicate .X modifier' for the same one
+    twice, or a second memory order), and the modifiers with the later of each kept."""
+    classes = _REPEAT_CLASSES + _REPEAT_OPCODE_CLASSES.get(opcode, ())
+    out, kept = [], list(modifiers)
+    seen: dict[object, int] = {}
+    sub = next((m for m in modifiers if m in isa.SUBOPCODES.get(opcode, ())), None)
+    for i, m in enumerate(modifiers):
+        if m in isa.TYPE_MODIFIERS or m in _STATE_SPACE_MODIFIERS:
+            continue
+        if m == sub and modifiers.index(m) == i:
+            continue
+        cls = next(((members, message) for members, message in classes if m in members), None)
+        if cls is None and m not in _SILENT_REPEATS and m != ".ftz":
+            continue
+        key = cls[0] if cls else m
+        if key in seen:
+            if m not in _SILENT_REPEATS:
+                out.append(cls[1] if cls and cls[1] != "Duplicate" else f"Duplicate {m} modifier")
+            if opcode in ("atom", "red", "redux") and cls and cls[1].startswith("Multiple instruction"):
+                kept[i] = None          # (an atomic's first operation is the one it checks)
+                continue
+            kept[seen[key]] = None
+        seen[key] = i
+    if len(kept) == len(modifiers) and None not in kept:
+        return [], modifiers
+    return out, tuple(m for m in kept if m is not None)
 
 
 def _is_lenient(opcode: str, modifiers) -> bool:
@@ -1910,6 +2226,18 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
     if len(types) != 1:
         return None
     kind = isa.type_class(types[0])
+    if opcode in ("atom", "red") and ".noftz" in modifiers \
+            and types[0] not in (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32"):
+        return f"Illegal modifier '.noftz' for instruction '{opcode}'"
+    if ".sat" in modifiers and opcode in isa.CC_OPCODES and kind in "us" \
+            and isa.TYPE_BITS.get(types[0], 0) >= 16 \
+            and (opcode not in ("mad", "madc") or ".hi" in modifiers):
+        # integer saturation: s32 alone, never with .cc (add.sat.u32 is a feature no target
+        # of ptxas 13.5.37 has: check_features)
+        if ".cc" in modifiers:
+            return "Modifier '.cc' cannot be combined with modifier '.sat'"
+        if types[0] != ".s32" and (opcode, types[0]) != ("add", ".u32"):
+            return f"Modifier '.sat' does not apply to '{types[0]}' type"
     if opcode in isa.SIGNED_ONLY_OPCODES and kind == "u":
         # a float modifier on it is illegal first (`abs.ftz.u32`)
         return "\n".join([f"Illegal modifier '{m}' for instruction '{name}'" for m in modifiers
@@ -1918,8 +2246,8 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
     if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
             and kind in "usf":
         if kind == "f":
-            if opcode in ("mad", "madc"):
-                return None         # `mad.lo.cc.f32`: its types are unexpected first
+            if opcode not in ("add", "sub"):
+                return None         # `mad.lo.cc.f32`, `subc.cc.f16`: unexpected types first
             return (f"Illegal modifier '.cc' for instruction '{name}'\n"
                     f"Modifier '.cc' applies only to {name} integer types")
         return f"Modifier '.cc' applies only to {name} integer types"
@@ -1997,35 +2325,69 @@ def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> 
 
 
 def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
-    """Memory-ordering rules of ld/st: .relaxed/.acquire/.release need a scope."""
-    if opcode in ("ld", "st"):
-        for order in (".relaxed", ".acquire", ".release", ".volatile"):
-            if order in modifiers:
-                for m in modifiers:
-                    if m in _CACHE_OPERATORS:
-                        return f"Modifier '{order}' cannot be combined with modifier '{m}'"
+    """ld/st's rules on memory order, cache operators, state space and cache hints: every
+    problem, one a line, in ptxas 13.5.37's order (probed on branch reject27): a cache
+    operator with a memory order, `.nc`, an eviction hint with a cache operator, a space the
+    instruction cannot use, a memory order or `.volatile` on a space it does not apply to,
+    `.mmio`'s rules, a missing scope or memory order, a cache hint on a non-global space."""
+    if opcode in ("atom", "red") and ".L2::cache_hint" in modifiers:
+        return "\n".join(([_space_problem(opcode, modifiers)] if _space_problem(opcode, modifiers)
+                          else []) + [_hint_space_problem(opcode, m) for m in modifiers
+                                      if m in _STATE_SPACE_MODIFIERS and m != ".global"]) or None
+    if opcode not in ("ld", "st"):
+        return None
+    out = []
+    for order in (".relaxed", ".acquire", ".release", ".volatile"):
+        if order in modifiers:
+            out += [f"Modifier '{order}' cannot be combined with modifier '{m}'"
+                    for m in modifiers if m in _CACHE_OPERATORS]
     if opcode == "ld" and ".nc" in modifiers:
         if ".global" not in modifiers:
-            return "Modifier '.nc' requires .global space"
-        if ".lu" in modifiers or ".cv" in modifiers:
-            return "Illegal cache operation for instruction 'ld.nc'"
-    if opcode in ("ld", "st"):
-        cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
-        evict = next((m for m in modifiers if m.startswith(".L1::")), None)
-        if cache and evict:
-            return f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'"
-    if opcode in ("ld", "st") and ".mmio" in modifiers:
-        problem = _mmio_problem(opcode, modifiers)
-        if problem:
-            return problem
-    if opcode in ("ld", "st"):
-        for sem in (".relaxed", ".acquire", ".release"):
-            if sem in modifiers and not any(m in _SCOPES for m in modifiers):
-                return f"Modifier '{sem}' requires scope with '{opcode}' instruction"
+            out.append("Modifier '.nc' requires .global space")
+        elif ".lu" in modifiers or ".cv" in modifiers:
+            out.append("Illegal cache operation for instruction 'ld.nc'")
+    cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
+    evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+    if cache and evict:
+        out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'")
+    if evict and ".volatile" in modifiers:
+        out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '.volatile'")
+    space = _space_problem(opcode, modifiers)
+    if space:
+        out.append(space)
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    for order in (".relaxed", ".acquire", ".release", ".volatile"):
+        if order in modifiers:
+            out += [f"Modifier '{order}' cannot be applied to '{m}' space" for m in spaces
+                    if m.startswith((".const", ".param")) or m == ".local" and order != ".volatile"]
+    mmio = ".mmio" in modifiers
+    if mmio:
+        out += _mmio_problems(opcode, modifiers)
+    if not any(m in _SCOPES for m in modifiers):
+        if mmio:
+            out.append(f"Modifier '.mmio' requires scope with '{opcode}' instruction")
+        else:
+            out += [f"Modifier '{sem}' requires scope with '{opcode}' instruction"
+                    for sem in (".relaxed", ".acquire", ".release") if sem in modifiers][:1]
+    else:
         for scope in _SCOPES:
             if scope in modifiers and not any(m in _ORDERS for m in modifiers):
-                return f"Modifier '{scope}' requires memory order with '{opcode}' instruction"
-    return None
+                plain = next((m for m in modifiers if m in (".weak", ".volatile")), None)
+                out.append(f"Modifier '{plain}' cannot be combined with modifier '{scope}'" if plain
+                           else f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
+                break
+    if evict:
+        out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
+                f"instruction '{opcode}'" for m in spaces if m != ".global"]
+    if ".L2::cache_hint" in modifiers:
+        out += [_hint_space_problem(opcode, m) for m in spaces if m != ".global"]
+    out += [f"Instruction '{opcode}' requires '.v8.b32/.v4.b64' type with '{m}' modifier."
+            for m in modifiers if m.startswith(".L2::evict_") and not _is_256_bit_access(opcode, modifiers)]
+    return "\n".join(out) or None
+
+
+def _hint_space_problem(opcode: str, space: str) -> str:
+    return f"Modifier '.L2::cache_hint' cannot be applied to '{space}' space for instruction '{opcode}'"
 
 
 _ORDERS = frozenset((".relaxed", ".acquire", ".release", ".mmio"))
@@ -2046,24 +2408,29 @@ def _needless_integer_saturation(modifiers) -> bool:
 _CACHE_OPERATORS = frozenset((".ca", ".cg", ".cs", ".lu", ".cv", ".nc", ".wb", ".wt"))
 
 
-def _mmio_problem(opcode: str, modifiers: list[str]) -> str | None:
+def _mmio_problems(opcode: str, modifiers: list[str]) -> list[str]:
     """`.mmio` ld/st: with `.relaxed` (or ld's `.acquire`, st's `.release`) at `.sys` scope,
-    on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words."""
+    on global (or generic) memory, scalar, no cache or eviction hint; in ptxas's words and
+    order (the order, a vector, the space, the scope, then the hints)."""
     order = (".relaxed", ".acquire") if opcode == "ld" else (".relaxed", ".release")
+    out = [f"Modifier '.mmio' cannot be applied to '{m}' space" for m in modifiers
+           if m.startswith((".shared", ".local", ".const", ".param"))]
+    out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
+            if m in (".v2", ".v4", ".v8")]
     if not any(m in order for m in modifiers):
-        return (f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
-                f"'{opcode}'")
-    for m in modifiers:
-        if m in _SCOPES and m != ".sys" or m in (".v2", ".v4", ".v8"):
-            return f"Modifier '.mmio' cannot be combined with modifier '{m}'"
-        if m.startswith((".shared", ".local", ".const", ".param")):
-            return f"Modifier '.mmio' cannot be applied to '{m}' space"
-        if m.startswith((".L1::", ".L2::evict")):
-            return f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
-    return None
+        out.append(f"Modifier '.mmio' requires modifier '{' or '.join(order)}' for instruction "
+                   f"'{opcode}'")
+    out += [f"Modifier '.mmio' cannot be combined with modifier '{m}'" for m in modifiers
+            if m in _SCOPES and m != ".sys"]
+    out += [f"Modifier '.{m.split('::')[1]}' cannot be combined with modifier '.mmio'"
+            for m in modifiers if m.startswith((".L1::", ".L2::evict"))]
+    return out
 
 
 _SCOPES = frozenset((".cta", ".cluster", ".gpu", ".sys"))
+# instructions whose last operand may be an L2 cache policy (with `.L2::cache_hint`)
+_CACHE_POLICY_OPCODES = ("ld", "st", "atom", "red")
+_SCOPED_MEMORY_OPCODES = frozenset(_CACHE_POLICY_OPCODES)
 
 
 def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str | None:
@@ -2077,6 +2444,9 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
         else:
             if m in isa.ROUNDING_MODIFIERS:
                 return f"Illegal rounding modifier for instruction '{opcode}'"
+            if m in _ALL_COMPARISONS and form.opcode not in ("set", "setp"):
+                # (`mul.lo.lo`: the second `.lo` is read as a comparison)
+                return f"Comparison qualifier is not allowed for instruction '{opcode}'"
             return f"Illegal modifier '{m}' for instruction '{opcode}'"
     for gi, (group, required) in enumerate(form.groups):
         if required and gi not in used:
@@ -2088,15 +2458,30 @@ def _modifier_problem(form: isa.Form, modifiers: list[str], opcode: str) -> str 
 
 
 _UNEXPECTED_TYPES = "Unexpected instruction types specified for"
+_SCALAR_VIDEO = frozenset(("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"))
+_NO_INSTRUCTION = "Not a name of any known instruction: "
 
 
 _FLOAT_ROUNDING = frozenset((".rn", ".rz", ".rm", ".rp", ".rna", ".rs"))
 _INT_ROUNDING = frozenset((".rni", ".rzi", ".rmi", ".rpi"))
 
 
+_CLAMPED_CONVERSIONS = frozenset(((".f16", ".f32"), (".bf16", ".f32"), (".tf32", ".f32")))
+
+
 def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
     dst, src = types
+    clamp = next((m for m in modifiers if m in (".relu", ".satfinite")), None)
+    lines = []
+    if clamp and ".sat" in modifiers:
+        lines.append(f"Modifier '{clamp}' cannot be combined with modifier '.sat'")
+    if clamp and dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"] \
+            and (dst, src) not in _CLAMPED_CONVERSIONS:
+        # (ptxas 13.5.37: a scalar .relu/.satfinite narrows f32 to f16/bf16/tf32 only)
+        lines.append("Unexpected instruction types specified for 'cvt'")
+    if lines:
+        return "\n".join(lines)
     scalar = dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"]
     clamps = [m for m in modifiers if m in (".relu", ".satfinite")]
     if ".ftz" in modifiers and clamps:
@@ -2135,7 +2520,9 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if any(m not in allowed for m in rounding):
         return "Illegal rounding modifier for instruction 'cvt'"
     if ".ftz" in modifiers and ".f32" not in (dst, src):
-        return "Illegal modifier '.ftz' for instruction 'cvt'"
+        # ptxas 13.5.37: between integers .ftz is illegal too
+        illegal = [] if dst_float or src_float else ["Illegal modifier '.ftz' for instruction 'cvt'"]
+        return "\n".join(illegal + ["Modifier '.ftz' does not apply to this type of convert operation"])
     if ".sat" in modifiers and ((dst == src and not dst_float) or
                                 {dst, src} == {".f16", ".bf16"}):
         return "Illegal modifier '.sat' for instruction 'cvt'"

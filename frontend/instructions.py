@@ -79,6 +79,7 @@ ATOM_SPACE = "[.global .shared .shared::cta .shared::cluster .const .local .para
 _FORM_TEXT = f"""
 add   <$int>                                              : d, a, b
 add   {{.sat}} <.s32>                                        : d, a, b
+add   {{.sat}} <.u32>                                        : d, a, b
 add   {{.cc}} <.u32 .s32 .u64 .s64>                           : d, a, b
 add   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
 add   {ROUND_F} <.f64>                                    : d, a, b
@@ -94,6 +95,10 @@ sub   [.rn] [.ftz] [.sat] <.f16 .f16x2>                : d, a, b
 sub   [.rn] <.bf16 .bf16x2>                           : d, a, b
 addc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
 subc  [.cc] <.u32 .s32 .u64 .s64>                         : d, a, b
+addc  <.u16 .s16>                                         : d, a, b
+subc  <.u16 .s16>                                         : d, a, b
+addc  {{.sat}} <.s32>                                       : d, a, b
+subc  {{.sat}} <.s32>                                       : d, a, b
 mul   {{.lo .hi}} <$int>                                   : d, a, b
 mul   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b
 mul   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b
@@ -106,6 +111,8 @@ mad   {{.wide}} <.u16 .u32 .s16 .s32>                      : d:wide, a, b, c:wid
 mad   {ROUND_F} [.ftz] [.sat] <.f32>                     : d, a, b, c
 mad   {{.rn .rz .rm .rp}} <.f64>                           : d, a, b, c
 madc  {{.lo .hi}} [.cc] <.u32 .s32 .u64 .s64>              : d, a, b, c
+madc  {{.lo .hi}} <.u16 .s16>                                : d, a, b, c
+madc  {{.hi}} {{.sat}} <.s32>                                : d, a, b, c
 mul24 {{.lo .hi}} <.u32 .s32>                              : d, a, b
 mad24 {{.lo .hi}} [.sat] <.u32 .s32>                       : d, a, b, c
 sad   <$int>                                              : d, a, b, c
@@ -188,9 +195,9 @@ cvt   [.rni .rzi .rmi .rpi .rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.sat
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$packed> <$packed $cvt> : d, *, *?, *?
 cvt   [.rn .rz .rm .rp .rna .rs] [.ftz] [.sat] [.relu] [.satfinite] <$cvt> <$packed> : d, *
 prmt  [.f4e .b4e .rc8 .ecl .ecr .rc16] <.b32>             : d, a, b, c
-ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} [.nc] {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem .pred> : V, m, *?
+ld    [.mmio] {LD_SEM} {SCOPE} {LD_SPACE} [.nc] {LD_CACHE} {EVICT} {EVICT2} {L2SIZE} {HINT} [.unified] {VEC} <$mem> : V, m, *?
 ldu   [.global] {VEC} <$mem>                              : V, m
-st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem .pred> : m, W, *?
+st    [.mmio] {ST_SEM} {SCOPE} {LD_SPACE} {ST_CACHE} {EVICT} {EVICT2} {HINT} {VEC} <$mem> : m, W, *?
 bra   [.uni]                                              : l
 ret   [.uni]                                              :
 exit                                                      :
@@ -350,7 +357,7 @@ FORMS: dict[str, list[Form]] = _build()
 SUBOPCODES: dict[str, frozenset] = {
     "mul": frozenset((".lo", ".hi", ".wide")), "mad": frozenset((".lo", ".hi", ".wide")),
     "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
-    "bar": frozenset((".arrive", ".red")), "cvta": frozenset((".to",)),
+    "bar": frozenset((".arrive", ".red", ".warp")), "cvta": frozenset((".to",)),
     "createpolicy": frozenset((".fractional", ".range")), "cp": frozenset((".async",)),
     "sust": frozenset((".b", ".p")), "suld": frozenset((".b",)),
     # probed with ptxas 13.5.37 (branch reject26): 'madc.lo', 'shf.r', 'barrier.red',
@@ -394,6 +401,7 @@ MISSING_GROUP_MESSAGES: tuple[tuple[frozenset, str], ...] = (
     (frozenset((".up",)), "Shuffle modifier required for instruction '{op}'"),
     (frozenset((".gl",)), "Membar level required for instruction '{op}'"),
     (frozenset((".aligned",)), ".aligned modifier required for instruction '{op}'"),
+    (frozenset((".sync",)), ".sync modifier required for instruction '{op}'"),
     (frozenset((".clamp", ".wrap")), "Clamp modifier required for instruction '{op}'"),
 )
 
@@ -594,6 +602,8 @@ FEATURES: dict[str, Feature] = {
     "griddepcontrol": Feature("griddepcontrol", (7, 8), 90),
     "setmaxnreg": Feature("setmaxnreg", (8, 0), 90),
     "tanh": Feature("tanh", (7, 0), 75),
+    "shf.l": Feature("shf.l", (3, 1), None),      # (ptxas 13.5.37, branch reject27)
+    "shf.r": Feature("shf.r", (3, 1), None),
     "bmsk": Feature("bmsk", (7, 6), None),
     "szext": Feature("szext", (7, 6), None),
     "add.s16x2": Feature("add.s16x2", (8, 0), 90),

@@ -121,6 +121,16 @@ def _float_bits(value: float, ty: str) -> int:
     return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
+def _add_module_variable(variables: list[ir.Variable], var: ir.Variable) -> None:
+    """A module-scope variable; an `.extern` declaration and a definition of one name are one
+    variable (the definition, wherever it stands; the checks made the pair legal)."""
+    same = next((i for i, v in enumerate(variables) if v.name == var.name), None)
+    if same is None:
+        variables.append(var)
+    elif variables[same].extern and not var.extern:
+        variables[same] = var
+
+
 def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
     """Enter a declaration into `scope`; return the memory variables it creates."""
     ty = _strip(decl.type) or "b8"
@@ -1202,7 +1212,8 @@ def _lower_module(module: ast.Module) -> ir.Module:
             if item.type == ".samplerref" and not out.texmode_independent:
                 raise CompileError("Instruction or declaration violates .target texmode_unified setting",
                                    module.file, item.line)
-            out.variables.extend(declare(scope, item))
+            for var in declare(scope, item):
+                _add_module_variable(out.variables, var)
     for f in module.functions():
         if f.body is None:
             if f.kind == ".func" and f.name not in defined | {e.name for e in out.externs}:

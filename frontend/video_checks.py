@@ -50,6 +50,10 @@ def video_problems(opcode: str, modifiers: tuple, operands: list) -> list[str]:
     """ptxas's messages for a video instruction's modifiers and selectors, in its order."""
     if opcode in SIMD:
         return _simd_problems(opcode, modifiers, operands)
+    if opcode in SCALAR:
+        shape = _scalar_shape_problems(opcode, modifiers, operands)
+        if shape:
+            return shape
     if opcode in SCALAR and operands:
         dsel = _selector(operands[0])
         if dsel in _SCALAR_SELECTORS:
@@ -60,11 +64,50 @@ def video_problems(opcode: str, modifiers: tuple, operands: list) -> list[str]:
     return []
 
 
+_SECONDARY = frozenset((".add", ".min", ".max"))
+_COMPARISONS = frozenset((".eq", ".ne", ".lt", ".le", ".gt", ".ge"))
+
+
+def _scalar_shape_problems(opcode: str, modifiers: tuple, operands: list) -> list[str]:
+    """The scalar video instructions' types, modifiers and operand count, in ptxas 13.5.37's
+    words (probed on branch reject27): three .u32/.s32 types (vset two; vshl/vshr shift by a
+    .u32), one secondary operation, one comparison (vset), a clamp mode (vshl/vshr), and
+    d, a, b[, c] (c required with a secondary operation and by vmad)."""
+    types = [m for m in modifiers if m[1:2] in "usbf" and m[2:].isdigit() or m in (".f16", ".f32")]
+    if len(types) != (2 if opcode == "vset" else 3) or any(t not in _INT_TYPES for t in types):
+        return [f"Unexpected instruction types specified for '{opcode}'"]
+    secondary = [m for m in modifiers if m in _SECONDARY]
+    if len(secondary) > 1:
+        return ["Multiple instruction post-operation flags set"]
+    comparisons = [m for m in modifiers if m in _COMPARISONS]
+    if opcode == "vset" and len(comparisons) > 1:
+        return ["Multiple comparisons set"]
+    if opcode == "vset" and not comparisons:
+        return ["Comparison modifier required for instruction 'vset'"]
+    if opcode in ("vshl", "vshr"):
+        if len([m for m in modifiers if m in (".clamp", ".wrap")]) > 1:
+            return ["Multiple clamp modifiers specified"]
+        if not {".clamp", ".wrap"} & set(modifiers):
+            return [f"Clamp modifier required for instruction '{opcode}'"]
+        if types[2] != ".u32":
+            return ["Operation requires .u32 type"]
+    if len([m for m in modifiers if m in (".shr7", ".shr15")]) > 1:
+        return ["Multiple shift-right modifiers specified"]
+    n = len(operands)
+    if not (n == 4 if secondary or opcode == "vmad" else n in (3, 4)):
+        return [f"Arguments mismatch for instruction '{opcode}'"]
+    return []
+
+
 def _simd_problems(opcode: str, modifiers: tuple, operands: list) -> list[str]:
     n = int(opcode[-1])
     types = [m for m in modifiers if m.startswith((".u", ".s", ".b", ".f")) and m[2:].isdigit()]
     if len(types) != (2 if opcode.startswith("vset") else 3) or any(t not in _INT_TYPES for t in types):
         return [f"Unexpected instruction types specified for '{opcode}'"]
+    if opcode.startswith("vset") and len([m for m in modifiers if m in _COMPARISONS]) > 1:
+        return ["Multiple comparisons set"]
+    if opcode.startswith("vset") and not any(m in _COMPARISONS for m in modifiers):
+        return [f"Comparison modifier required for instruction '{opcode}'"]
     if opcode.startswith("vset") and ".sat" in modifiers:
         return [f"Illegal modifier '.sat' for instruction '{opcode}'"]
     if ".min" in modifiers or ".max" in modifiers:

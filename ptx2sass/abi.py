@@ -28,9 +28,15 @@ ptxas chooses some of these registers per call graph; this convention fixes them
   4 / size to a register, little-endian, each vector from a register of its own
   (`packed_groups`, as ptxas -g passes them).
 
-A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers is
-refused (ptxas passes the rest on the stack: seen with 31 arguments, the caller fills
-R4..R15 and stores the others with STL into a frame it opens below R1; not done here).
+A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers,
+or registers past the calling function's register limit (ptx2sass.codegen), is refused.
+ptxas (13.5.37, sm_89) passes only R4..R15 in registers, in declaration order, a value that
+does not fit there (a 64-bit one at odd R15) at the next naturally aligned offset of an
+area the caller opens at the bottom of its frame (`IADD3 R1, R1, -size`; `STL [R1+off]`), a
+later smaller value still filling the register left free; the callee reads them at
+`[R1 + its own frame size + off]` after its saves. Our whole-program convention keeps them
+all in registers; the link-time one (calls to other modules) is ptxas's and refuses
+arguments past R15 (not done: the stack area).
 
 Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
 address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
@@ -45,7 +51,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.ir import type_bits
 
 FIRST_ARGUMENT = 4
-MAX_ARGUMENT_REGISTERS = 24          # R4..R27
+MAX_ARGUMENT_REGISTERS = 96          # R4..R99
 RETURN_ADDRESS = 2                   # R2:R3
 STACK_POINTER = 1
 CLOBBERED_PREDICATES = tuple(("P", k) for k in range(7))
@@ -161,6 +167,10 @@ LINKABLE = "linkable"
 # called like a link target; one not `.visible` has a local symbol there.
 LOCAL_FUNCTION = "local_function"
 WEAK_FUNCTION = "weak_function"  # `.weak .entry`/`.func`: a WEAK symbol (ptxas, plain and -c)
+# An `.entry` without `.visible`/`.weak` (nvcc's internal-linkage kernels): ptxas 13.5 binds its
+# symbol LOCAL, before its text's section symbol (plain and -c); -c places such kernels first,
+# the last declared first, as uncalled local functions (two objects may each have one of a name)
+LOCAL_ENTRY = "local_entry"
 DECLARED_AT = "declared_at"      # where the function's name first appears (a prototype counts)
 # -g: where a function's or kernel's `brx.idx` tables start in the constant bank 2 (bytes).
 # ptxas gives every table of the module its own place (the kernels' in PTX order, then the

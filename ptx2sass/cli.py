@@ -595,6 +595,22 @@ def _code_generator():
     return public if callable(public) else None
 
 
+def _unresolved_extern_variables(module) -> list[str]:
+    """Module-scope `.extern .global/.const` variables declared before any definition (all
+    inputs in order), in declaration order: ptxas's whole-program mode warns about each and
+    defines it itself (an extern after its definition names that one: no warning)."""
+    from ptx2sass.frontend.ast import VariableDecl
+    defined, names = set(), []
+    for item in module.items:
+        if isinstance(item, VariableDecl) and item.space in (".global", ".const"):
+            for d in item.declarators:
+                if ".extern" not in item.linkage:
+                    defined.add(d.name)
+                elif d.name not in defined and d.name not in names:
+                    names.append(d.name)
+    return names
+
+
 def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filename: str,
                      module=None, last_text: str | None = None) -> dict:
     return {
@@ -865,6 +881,12 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         if report.failed:
             return report.fatal(ABORTED)
     _apply_launch_bounds(module, cl, report)
+    if not cl.flag("compile-only"):
+        for name in _unresolved_extern_variables(module):
+            report.warning(f"Unresolved extern variable '{name}' in whole program compilation, "
+                           "ignoring extern qualifier")
+        if report.failed:
+            return report.fatal(ABORTED)
 
     generate = _code_generator()
     if generate is None:

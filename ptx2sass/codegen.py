@@ -337,10 +337,13 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
     limit = _register_limit(fn, max_registers)
+    _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:
-        remat_invariants(mf)
-        sink_to_successor(mf)
-        pre_schedule(mf, limit, bounded=limit is not None or bool(
+        solved: dict = {}          # remat_invariants' liveness, while the code stays as it left it
+        remat_invariants(mf, solved=solved)
+        if sink_to_successor(mf):
+            solved = {}
+        pre_schedule(mf, limit, solved, bounded=limit is not None or bool(
             _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")))
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(
@@ -752,9 +755,6 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
         raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
-    if relocatable and not info.relocatable_output:
-        raise CompileError(f"relocatable output (-c) for {arch} not supported yet "
-                           f"(sm_75..sm_90 only)", filename)
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
     full_debug = _full_debug(module, options or {})
@@ -821,7 +821,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                  for name, fn in out_of_line.items()}
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
     externs.update(linkable)
-    order = {fn.name: fn for fn in _compile_order(module.functions, linkable)}
+    order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable)}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
@@ -889,8 +889,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         _link_target_tables(kernels, codes)
     if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
         # in PTX order), then the other functions in declaration order (the builder reverses)
+        # (the kernels without `.visible` after the others)
         position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
-                    else (1, i) if fn.is_entry else (2, fn.attributes.get(abi.DECLARED_AT, i))
+                    else (1, bool(fn.attributes.get(abi.LOCAL_ENTRY)), i) if fn.is_entry
+                    else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
         pairs = sorted(zip(kernels, codes), key=lambda kc: position[kc[0].name], reverse=True)
         through_pointers = {k.name for k, c in pairs if k.is_entry and c.indirect_callees}
@@ -937,7 +939,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
-                                                     if fn.attributes.get(abi.LOCAL_FUNCTION)},
+                                                     if fn.attributes.get(abi.LOCAL_FUNCTION)
+                                                     or fn.attributes.get(abi.LOCAL_ENTRY)},
                                     weak_functions={fn.name for fn in module.functions
                                                     if fn.attributes.get(abi.WEAK_FUNCTION)},
                                     prototypes={e.name: abi.prototype_string(e) for e in
@@ -1138,16 +1141,21 @@ def _declared_at(fn: ir.Function) -> int:
     return fn.attributes.get(abi.DECLARED_AT, 1 << 30)
 
 
-def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function]) -> list[ir.Function]:
+def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function],
+                   relocatable: bool = False) -> list[ir.Function]:
     """ptxas's compile order of the kernels and link targets (the cubin lists them the other
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
     first appear (a prototype counts) and follows each one's callees in reverse order of
     their first call; uncalled ones are roots like the kernels. Local functions nothing
-    calls (-c keeps them) come before all of them in the cubin, the last declared first."""
+    calls (-c keeps them) and, under -c, kernels without `.visible` come before all of them
+    in the cubin, the last declared first."""
     compiled = [fn for fn in functions if fn.is_entry or fn.name in linkable]
-    local = [fn for fn in compiled if fn.attributes.get(abi.LOCAL_FUNCTION)]
-    first = sorted((fn for fn in compiled if not fn.attributes.get(abi.LOCAL_FUNCTION)), key=_declared_at)
+
+    def is_local(fn: ir.Function) -> bool:
+        return bool(fn.attributes.get(abi.LOCAL_FUNCTION) or relocatable and fn.attributes.get(abi.LOCAL_ENTRY))
+    local = [fn for fn in compiled if is_local(fn)]
+    first = sorted((fn for fn in compiled if not is_local(fn)), key=_declared_at)
     by_name = {fn.name: fn for fn in (*first, *linkable.values())}
     graph = {name: [n for n in _called_names(fn) if n in linkable] for name, fn in by_name.items()}
     postorder = call_postorder([fn.name for fn in first], graph, set(linkable))
@@ -1195,6 +1203,19 @@ def _maxreg_record(fn: ir.Function, maxrregcount: int | None) -> int:
     if maxrregcount and not (_launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")):
         return int(maxrregcount)
     return 0xFF
+
+
+def _check_fixed_registers(mf, limit: int | None, name: str, filename: str | None) -> None:
+    """Out-of-line calls pass their arguments in fixed registers from R4 (ptx2sass.abi);
+    where they reach past the function's register limit, the call is refused rather than
+    the limit exceeded (ptxas passes what does not fit on the stack: not done here)."""
+    if limit is None:
+        return
+    top = max((index + mf.vregs[v].width for v, index in mf.precolored.items()
+               if mf.vregs[v].cls == "R" and index != RZ.index), default=0)
+    if top > limit:
+        raise CompileError(f"function {name}: call arguments in registers up to R{top - 1} past the "
+                           f"register limit {limit} (passing on the stack) not supported yet", filename)
 
 
 def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
@@ -1279,11 +1300,13 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     from ptx2sass.inline import inline_calls, linkable_functions, unreferenced_local_functions
     local = set()
     declared: dict[str, int] = {}
-    weak = set()
+    weak, local_entries = set(), set()
     for i, f in enumerate(module.functions()):
         declared.setdefault(f.name, i)
         if f.body is not None and ".weak" in f.linkage:
             weak.add(f.name)
+        if f.kind == ".entry" and f.body is not None and not {".visible", ".weak", ".extern"} & set(f.linkage):
+            local_entries.add(f.name)
     if keep_functions:
         # (address-taken ones too, their addresses from relocations: `debug_pointers`, and
         # in initialisers `module_layout`)
@@ -1311,6 +1334,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             fn.attributes[abi.DECLARED_AT] = declared[fn.name]
         if fn.name in weak:
             fn.attributes[abi.WEAK_FUNCTION] = True
+        if fn.name in local_entries:
+            fn.attributes[abi.LOCAL_ENTRY] = True
     return out
 
 

@@ -26,7 +26,7 @@ slot or byte offset) that addresses the variable.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 
 from ptx2sass import ir
 from ptx2sass.records import dataclass
@@ -54,11 +54,12 @@ class ModuleLayout:
     relocations: dict[str, list] = field(default_factory=dict)
     # Function-scope .global/.const variables: function name -> PTX name -> placement.
     function_placements: dict[str, dict[str, Placement]] = field(default_factory=dict)
-    # Relocatable output: `.extern .global` variables another module defines and the
-    # uninitialised `.common` ones the linker allocates: (name, size, alignment; 0: extern),
+    # Relocatable output: `.extern .global/.const` variables another module defines and the
+    # uninitialised `.common` ones the linker allocates: (name, size, alignment; 0: extern,
+    # state space),
     # and the names of module variables other modules may name (`.visible`; in executables
     # also `.common` and `.weak`, whose symbols ptxas binds GLOBAL / WEAK).
-    extern_variables: list[tuple[str, int, int]] = field(default_factory=list)
+    extern_variables: list[tuple[str, int, int, str]] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)         # (executables) those bound WEAK
     # Opaque handle variables in declaration order: name -> type (texref/samplerref/surfref).
@@ -179,6 +180,12 @@ def _global_offsets(variables) -> dict[str, int]:
     return out
 
 
+def _defined_here(v: ir.Variable) -> ir.Variable:
+    """An `.extern` variable no input defines, as ptxas's whole-program mode keeps it ("ignoring
+    extern qualifier"): a zero-initialised `.visible` definition."""
+    return replace(v, extern=False, linkage="visible")
+
+
 def module_layout(module: ir.Module, filename: str | None = None,
                   relocatable: bool = False, debug: bool = False) -> ModuleLayout:
     """Module-scope `.global`/`.const` variables, and function-scope ones (static storage:
@@ -213,18 +220,25 @@ def module_layout(module: ir.Module, filename: str | None = None,
         for v in fn.locals:
             if v.space in ("global", "const"):
                 data.append((v, f"$__{v.name}__{len(data)}", fn.name))
-    # relocatable output: `.extern .global` variables, and the uninitialised `.common` ones,
-    # which ptxas -c (13.5.37) writes as COMMON symbols (value: the alignment) the linker
-    # allocates, take no storage here
+    # relocatable output: `.extern .global/.const` variables, and the uninitialised `.common`
+    # `.global`s, which ptxas -c (13.5.37) writes as COMMON symbols (value: the alignment) the
+    # linker allocates, take no storage here; an extern `.const`'s reads are relocated against
+    # its symbol as a defined one's are
     kept = []
     for v, name, fn_name in data:
         if relocatable and fn_name is None and v.space == "global" and (
                 v.extern or v.linkage == "common" and v.init is None):
-            out.extern_variables.append((name, v.size, 0 if v.extern else v.align))
+            out.extern_variables.append((name, v.size, 0 if v.extern else v.align, "global"))
             out.placements[v.name] = Placement("global", name)
+        elif relocatable and fn_name is None and v.space == "const" and v.extern:
+            out.extern_variables.append((name, v.size, 0, "const"))
+            out.placements[v.name] = Placement("const", 0, name)
         else:
             kept.append((v, name, fn_name))
     data = kept
+    if not relocatable:     # whole program: ptxas defines an unresolved extern itself, as a
+        data = [(_defined_here(v) if v.extern and fn_name is None else v, name, fn_name)   # GLOBAL
+                for v, name, fn_name in data]                                   # symbol (its warning: cli)
     # ptxas's order of a module's `.global`s (bank-4 slots, and the ties of the layout's
     # sort): those with a GLOBAL/WEAK symbol first, then the LOCAL ones, each in declaration
     # order (ptxas 13.5.37, sm_89; whatever order the code names them in)

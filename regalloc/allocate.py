@@ -372,6 +372,8 @@ def _single_choice(allowed: list[int], allowed_set: set[int], taken: set[int],
     """A register for a single value: the lowest free one; with `fill_holes`, below the
     registers given out so far, first one whose aligned pair (then quad) a neighbour
     already breaks, so that wide values coloured later still find aligned places."""
+    if not fill_holes:          # the lowest free one: no list of every free register
+        return next((c for c in allowed if c not in taken and c not in bad_starts), None)
     free = [c for c in allowed if c not in taken and c not in bad_starts]
     if not free:
         return None
@@ -392,7 +394,8 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
           forbidden: dict[int, set[int]] | None = None,
           parts: dict[tuple[int, int], int] | None = None,
           wide_first: bool = False,
-          prefs: dict[int, list[tuple[int, int]]] | None = None) -> tuple[dict[int, int], list[int]]:
+          prefs: dict[int, list[tuple[int, int]]] | None = None,
+          stacks: dict[str, list[int]] | None = None) -> tuple[dict[int, int], list[int]]:
     """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
     are simplified by spill cost once a class is full (see `_simplify`). Precoloured
     registers keep their register; `forbidden` (vreg id -> indices) are never chosen.
@@ -401,7 +404,9 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
     `wide_first`: select quads, then pairs, then single registers (each in simplification's
     order), single ones filling the holes wide ones leave: no longer guaranteed to colour
     what simplification found colourable, but often tighter (see `best_colouring`).
-    `prefs` (`interference_parts`' fourth): places to try after the copy partners'."""
+    `prefs` (`interference_parts`' fourth): places to try after the copy partners'.
+    `stacks`: class -> simplification's order, filled and reused across calls on the same
+    graph, registers and costs (`best_colouring`'s two orders share it)."""
     parts = parts or {}
     prefs = prefs or {}
     registers = registers or registers_of()
@@ -417,7 +422,11 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
         allowed = registers[cls]
         allowed_set = set(allowed)
         nodes = [v for v in present if vregs[v].cls == cls and v not in mf.precolored]
-        stack = _simplify(nodes, edges, width, allowed, cost)
+        stack = stacks.get(cls) if stacks is not None else None
+        if stack is None:
+            stack = _simplify(nodes, edges, width, allowed, cost)
+            if stacks is not None:
+                stacks[cls] = stack
         high = 0                                  # one past the highest register given out
         order = list(reversed(stack))
         if wide_first:
@@ -472,10 +481,12 @@ def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, part
     registers and either those cross an allocation unit (occupancy) or the scheduler after
     allocation keeps about as many cycles (within CYCLE_MARGIN; `colouring_cycles`: reusing
     registers sooner adds false dependences between loads issued one after another)."""
-    colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts, prefs=prefs)
+    stacks: dict[str, list[int]] = {}
+    colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts, prefs=prefs,
+                               stacks=stacks)
     if not any(mf.vregs[v].width > 1 for v in colors if mf.vregs[v].cls == "R"):
         return colors, uncoloured
-    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs)
+    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs, stacks)
     if left:
         return colors, uncoloured
     if uncoloured:

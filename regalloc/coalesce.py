@@ -90,7 +90,7 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
     copies.sort()
     groups = _Groups()
 
-    degree = {v: sum(width[n] for n in edges[v]) for v in edges}
+    degree = {v: sum(map(width.__getitem__, edges[v])) for v in edges}
     crossable = {(a, b) for d, v in soft for a, b in ((d, v), (v, d))}   # soft edges, by group
     for _, _, _, (d, s) in copies:
         a, b = groups.find(d), groups.find(s)

@@ -40,11 +40,13 @@ def pressures(mf: MFunction, solved: dict | None = None) -> dict[str, int]:
     if solved is not None:
         solved.update(fresh=fresh, live_out=live_out)
     most = {"R": 0, "P": 0, "UR": 0, "UP": 0}
+    by_class = {}           # class -> (vreg id -> width, the ids): a block's counts by set operations
+    for c in most:
+        units = {v.id: v.width for v in vregs if v.cls == c}
+        by_class[c] = (units, set(units))
     for i, b in enumerate(mf.blocks):
         live = set(live_out[i])
-        cur = {"R": 0, "P": 0, "UR": 0, "UP": 0}
-        for v in live:
-            cur[vregs[v].cls] += vregs[v].width
+        cur = {c: sum(map(units.__getitem__, live & members)) for c, (units, members) in by_class.items()}
         for ins in reversed(b.instrs):
             for c in cur:
                 if cur[c] > most[c]:
@@ -81,8 +83,11 @@ def furthest_next_use(mf: MFunction, cls: str, capacity: int, cost: dict[int, fl
         fresh = fresh_writes(mf)
         live_out = liveness(mf, fresh)
     spilled: set[int] = set()
+    counted = set(width)
     for i, b in enumerate(mf.blocks):
         effects = [use_def(ins, fresh) for ins in b.instrs]
+        if _peak(effects, (live_out[i] & counted) - spilled, width, spilled) <= target:
+            continue        # nothing here can go (below): the walk would leave `spilled` as it is
         n = len(effects)
         far = n + 1                           # live out and not read here again
         # each value's events in the block: (position, whether it reads the value)
@@ -149,6 +154,27 @@ def furthest_next_use(mf: MFunction, cls: str, capacity: int, cost: dict[int, fl
                 enter(v)
             evict()
     return sorted(spilled)
+
+
+def _peak(effects: list, live: set[int], width: dict[int, int], spilled: set[int]) -> int:
+    """The most registers of `width`'s values not `spilled` live at once in a block, by
+    liveness (`live`: those live out, consumed). Belady's live set in `furthest_next_use`
+    holds only values read further on or live out, a subset of these at every point, so
+    where this stays within the target that walk evicts nothing (nested loops keep
+    hundreds of values live through blocks of a few instructions)."""
+    cur = peak = sum(map(width.__getitem__, live))
+    for uses, kills in reversed(effects):
+        for k in kills:
+            if k in live:
+                live.discard(k)
+                cur -= width[k]
+        for u in uses:
+            if u not in live and u in width and u not in spilled:
+                live.add(u)
+                cur += width[u]
+        if cur > peak:
+            peak = cur
+    return peak
 
 
 def prespill(mf: MFunction, registers: dict[str, list[int]], spill, costs) -> int:

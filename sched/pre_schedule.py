@@ -269,7 +269,7 @@ def _heights(region: list[MInstr], succs) -> list[int]:
 def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
-                     register_limit: int | None = None) -> list[MInstr]:
+                     register_limit: int | None = None, p_ids: set[int] | None = None) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -279,7 +279,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit)
+                                          register_limit, p_ids)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
@@ -287,7 +287,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit):
+                                          register_limit, p_ids):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -302,10 +302,12 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                live_in: set[int] = frozenset(),
                                tied: dict[int, set[int]] | None = None,
                                width: dict[int, int] | None = None,
-                               register_limit: int | None = None) -> list[MInstr]:
+                               register_limit: int | None = None,
+                               p_ids: set[int] | None = None) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
-    load waits for the FMA that consumes an earlier load), as long as one is on its way."""
+    load waits for the FMA that consumes an earlier load), as long as one is on its way.
+    `p_ids`, where given: the predicate vregs (`vfile`'s "P" entries)."""
     n = len(region)
     if n < 3:
         return region
@@ -326,7 +328,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             readers[v] = readers.get(v, 0) + 1
     # predicates from before the region count until their last reader here (all of it for
     # those live through)
-    live_p = {v for v in live_in if vfile.get(v) == "P" and (readers.get(v, 0) > 0 or v in live_after)}
+    live_p = {v for v in (live_in if p_ids is None else live_in & p_ids)
+              if vfile.get(v) == "P" and (readers.get(v, 0) > 0 or v in live_after)}
 
     # what each instruction adds to the live predicates, kept until an issue brings the
     # reader count of a predicate it defines or reads to 1 or 0 (choose asks it of many
@@ -464,8 +467,8 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     for j in range(n):
         depth[j] = max((depth[i] + l for i, l in preds[j]), default=0)
     effects = [use_def(ins) for ins in region]
-    live = {v for v in live_after if v in width}
-    cur = sum(width[v] for v in live)
+    live = live_after & width.keys()        # (set operations: hundreds live through deep nests)
+    cur = sum(map(width.__getitem__, live))
     due = [0] * n                   # reverse time from which each instruction may be placed
     t = 0
     order: list[int] = []
@@ -606,17 +609,29 @@ def units_in(units_out: dict[int, set[int]], width: dict[int, int]) -> set[int]:
 
 
 def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
-              fresh: set = frozenset(), units: set[int] | None = None) -> int:
+              fresh: set = frozenset(), units: set[int] | None = None,
+              live_count: int | None = None) -> int:
     """The most registers of `width`'s vregs live at once, counted per part as the
     allocator's liveness does (`liveness.unit_liveness`; `live_out` holds such units): a
     group filled part by part (an mma fragment gathered by COPYs after its IMPLICIT_DEF)
     holds only the parts written so far, so copying a value into a part costs no register,
     and a pair whose high half is dead holds one. `units` (`units_in`): a superset of
-    `live_out`'s units of `width`'s registers holding no others."""
-    live = live_out & units if units is not None else {u for u in live_out if u >> UNIT_BITS in width}
-    cur = peak = len(live)
-    for ins in reversed(instrs):
-        uses, kills, _ = unit_use_def(ins, fresh)
+    `live_out`'s units of `width`'s registers holding no others. `live_count`
+    (`_live_count`), where known: how many of `live_out`'s units `width` counts; then only
+    the units the instructions name are looked up (deep loop nests keep hundreds of units
+    live through a block of four instructions, and pre_schedule asks each block's pressure
+    up to six times)."""
+    if live_count is None:
+        effects = None
+        live = live_out & units if units is not None else {u for u in live_out if u >> UNIT_BITS in width}
+        cur = peak = len(live)
+    else:
+        effects = [unit_use_def(ins, fresh) for ins in reversed(instrs)]
+        live = {u for uses, kills, _ in effects for u in (*uses, *kills)
+                if u in live_out and u >> UNIT_BITS in width}
+        cur = peak = live_count
+    for k, ins in enumerate(reversed(instrs)):
+        uses, kills, _ = effects[k] if effects is not None else unit_use_def(ins, fresh)
         for k in kills:
             if k in live:
                 live.discard(k)
@@ -627,6 +642,24 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
                 cur += 1
         peak = max(peak, cur)
     return peak
+
+
+def _live_count(live_out: set[int], width: dict[int, int], units: set[int] | None = None) -> int:
+    """`_pressure`'s starting count: `live_out`'s units of `width`'s registers."""
+    if units is not None:
+        return len(live_out & units)
+    return sum(1 for u in live_out if u >> UNIT_BITS in width)
+
+
+def _reorderable(instrs: list[MInstr]) -> bool:
+    """Has the block a movable region of two or more instructions? Without one, every
+    schedule below gives the block back as it is."""
+    run = 0
+    for ins in instrs:
+        run = run + 1 if _movable(ins) else 0
+        if run > 1:
+            return True
+    return False
 
 
 def _live_at_region_bounds(instrs: list[MInstr], live_out: set[int]) -> dict[int, set[int]]:
@@ -666,16 +699,20 @@ def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], sched
     return out
 
 
-def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, lat, units=None):
+def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, lat, units=None,
+                  live_count=None):
     """The block scheduled for pressure around `limit`, and the pressure it reaches."""
     out = _reorder_block(instrs, live_before,
                          lambda region, after, _: _schedule_for_pressure(region, vfile, lat, width, after, limit))
-    return out, _pressure(out, units_out, width, fresh, units)
+    return out, _pressure(out, units_out, width, fresh, units, live_count)
 
 
-def pre_schedule(mf: MFunction, register_limit: int | None = None, bounded: bool = False) -> int:
+def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict | None = None,
+                 bounded: bool = False) -> int:
     """Reorder each block's movable regions; returns the number of blocks reordered.
-    `register_limit`: what the allocator must fit (None: the file's 255). `bounded`: the
+    `register_limit`: what the allocator must fit (None: the file's 255). `solved`: the
+    liveness of this very code where a pass before has it (`fresh`, `live_out`,
+    `units_out`: `isel.remat_invariants`'s facts when nothing changed since). `bounded`: the
     kernel says how many registers it may use (its block size, `.maxnreg`, -maxrregcount), so
     the capped order may fill up to LOAD_WINDOW of them; otherwise it stops at
     PRESSURE_LIMIT - CAP_MARGIN, as 64 registers let any block size launch (a 48-step f64
@@ -690,28 +727,36 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, bounded: bool
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
     preds = {v.id: 1 for v in mf.vregs if v.cls == "P"}
-    live_out = liveness(mf)
-    fresh = fresh_writes(mf)
-    units_out = unit_liveness(mf, fresh)
+    if solved:
+        fresh, live_out, units_out = solved["fresh"], solved["live_out"], solved["units_out"]
+    else:
+        live_out = liveness(mf)
+        fresh = fresh_writes(mf)
+        units_out = unit_liveness(mf, fresh)
     r_units = units_in(units_out, width)
+    p_units = units_in(units_out, preds)
+    p_ids = set(preds)
     changed = 0
     for bi, b in enumerate(mf.blocks):
+        if not _reorderable(b.instrs):
+            continue
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
         allowed = PRESSURE_LIMIT
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
-                                                                            tied))
-        before = _pressure(b.instrs, units_out[bi], width, fresh, r_units)
-        after = _pressure(out, units_out[bi], width, fresh, r_units) if out != b.instrs else before
+                                                                            tied, p_ids=p_ids))
+        count = _live_count(units_out[bi], width, r_units)
+        before = _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
+        after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
         if min(before, after) > high:
             low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
-                                              PRESSURE_LIMIT, lat, r_units)
+                                              PRESSURE_LIMIT, lat, r_units, count)
             if low_pressure > high:
                 # the block needs many registers whatever the order: use the room up to
                 # the budget for latency rather than stop at the usual limit
                 roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
-                                                      width, low_pressure, lat, r_units)
+                                                      width, low_pressure, lat, r_units, count)
                 if roomy_pressure <= budget:
                     low, low_pressure = roomy, roomy_pressure
             if low_pressure < min(before, after):
@@ -726,8 +771,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, bounded: bool
             for cap in tries:
                 capped = _reorder_block(b.instrs, live_before,
                                         lambda region, after, before: _schedule_region(
-                                            region, vfile, lat, after, before, tied, width, cap))
-                capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units)
+                                            region, vfile, lat, after, before, tied, width, cap, p_ids))
+                capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
                 if (capped_pressure <= max(before, cap + CAP_MARGIN)
                         and _in_order_cycles(capped, vfile, lat) < base):
                     far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
@@ -737,8 +782,9 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, bounded: bool
                         allowed = cap + CAP_MARGIN
         if out == b.instrs:
             continue
-        p_before = _pressure(b.instrs, units_out[bi], preds, fresh)
-        p_after = _pressure(out, units_out[bi], preds, fresh)
+        p_count = _live_count(units_out[bi], preds, p_units)
+        p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
+        p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
         if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
             b.instrs = out
             changed += 1

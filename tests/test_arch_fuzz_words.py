@@ -65,6 +65,8 @@ two words it wrote), guarded IABS of a UR, F2I.S64.F16 / FRND.F16.TRUNC of URs.
 `mufu_f16_ur_h1.words`: every f16/bf16 MUFU of a uniform register with `.H1` (ptxas's words with the
 half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half, so ptxas's
 `tanh.approx.f16x2` of a parameter computed both lanes from one (campaign 16's 28001369).
+`campaign26_sm80.words` (campaign 26, sm_80, seeds 37000000-): HFMA2.MMA[.RELU/.SAT] with a
+constant operand and a guarded UIMAD with an immediate, forms of sm_80's own.
 `utcmma_sm100.words`: ptxas's UTCHMMA/UTCQMMA/UTCIMMA (tcgen05.mma kind::f16/tf32/f8f6f4/i8, A
 from shared or tensor memory, enable-input-d register/immediate, scale-input-d,
 disable-output-lane, .ws, collector hints, cta_group::2) for tests/test_emu_utcmma.py."""
@@ -76,7 +78,7 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = (("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.words"), ("sm_103", "campaign25_sm100.words"), ("sm_121", "campaign24_sm121.words"), ("sm_120", "campaign24_sm121.words"), ("sm_89", "campaign23_sm89.words"), ("sm_110", "campaign22_sm110.words"), ("sm_110", "campaign22b_sm110.words"), ("sm_110", "campaign22c_sm110.words"), ("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
+FILES = (("sm_80", "campaign26_sm80.words"), ("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.words"), ("sm_103", "campaign25_sm100.words"), ("sm_121", "campaign24_sm121.words"), ("sm_120", "campaign24_sm121.words"), ("sm_89", "campaign23_sm89.words"), ("sm_110", "campaign22_sm110.words"), ("sm_110", "campaign22b_sm110.words"), ("sm_110", "campaign22c_sm110.words"), ("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
          ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
          ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),
          ("sm_100", "blackwell_stl_ur.words"), ("sm_120", "blackwell_stl_ur.words"),

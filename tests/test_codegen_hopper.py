@@ -152,3 +152,74 @@ def test_relu_fma_on_sm90(body):
     (tools/isa_seeds/fuzz_hopper.words); same bits as ptxas's cubin, negative results 0."""
     ours, theirs, _ = run_both(body, 32, 3, 32, arch="sm_90")
     assert (ours == theirs).all()
+
+
+POINTER_AND_CONST_PAIRS = """.version 8.8
+.target {arch}
+.address_size 64
+.const .align 8 .u64 cv[4] = {{1, 2, 0x300000000, 4}};
+.visible .entry k(.param .u64 out, .param .u32 i)
+{{
+  .reg .u64 %rd<8>; .reg .u32 %r<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [i];
+  mul.wide.u32 %rd2, %r1, 8;
+  mov.u64 %rd3, cv;
+  add.u64 %rd4, %rd3, %rd2;
+  ld.const.u64 %rd5, [%rd4];
+  ld.const.u64 %rd6, [cv+16];
+  add.u64 %rd5, %rd5, %rd6;
+  cvta.to.global.u64 %rd1, %rd1;
+  st.global.u64 [%rd1], %rd5;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_64_bit_constants_load_as_one_ldc64(arch):
+    """A pointer parameter used as an address and an 8-aligned `.const` u64 come in with one
+    `LDC.64` each, as ptxas loads them (the selector's two 32-bit moves were two LDCs), and
+    the kernel computes what ptxas's does."""
+    ptx = POINTER_AND_CONST_PAIRS.format(arch=arch)
+    cubin, _ = _ours(ptx, arch)
+    listing = parse_listing(_parseable(oracle.nvdisasm(cubin)))
+    words = [e.instruction for f in listing.functions for e in f.entries]
+    halves = [i for i in words if i.opcode == "LDC" and "64" not in i.modifiers
+              and any(type(op).__name__ == "ConstRef" and op.offset in (0x210, 0x214, 0x380, 0x384, 0x10, 0x14)
+                      for op in i.operands)]
+    assert not halves, halves
+    from ptx2sass.emu.launch import run
+    outs = []
+    for c in (cubin, oracle.ptxas(ptx, arch).output):
+        got = np.zeros(1, np.uint64)
+        res = run(c, "k", (1, 1, 1), (1, 1, 1), [got, np.uint32(1)], hazard_check=c is cubin)
+        assert not res.hazards
+        outs.append(int(got[0]))
+    assert outs[0] == outs[1] == 2 + 0x300000000
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_wide_multiply_add_of_a_parameter_takes_its_multiplier_as_an_immediate(arch):
+    """sm_8x's `MOV R3, 0x4; IMAD.WIDE R2, R0, R3, c[0x0][0x170]` (b a register because c is
+    a constant) is `IMAD.WIDE R2, R0, 0x4, R2` where the addend comes in with LDC.64, as
+    ptxas writes it: no register for the 4, and the same results in the emulator."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    ptx = (root / "examples/vecadd.ptx").read_text()
+    cubin, _ = _ours(ptx, arch)
+    words = [e.instruction for f in parse_listing(_parseable(oracle.nvdisasm(cubin))).functions for e in f.entries]
+    wide = [i for i in words if i.opcode == "IMAD" and "WIDE" in i.modifiers]
+    assert wide and all(type(i.operands[2]).__name__ == "Imm" for i in wide), wide
+    assert not [i for i in words if i.opcode in ("MOV", "IMAD") and "WIDE" not in i.modifiers
+                and any(type(op).__name__ == "Imm" and op.value == 4 for op in i.operands)]
+    from ptx2sass.emu.launch import run
+    n = 100
+    a, b = np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32) * 3
+    outs = []
+    for c in (cubin, oracle.ptxas(ptx, arch).output):
+        out = np.zeros(n, np.float32)
+        res = run(c, "vecadd", (1, 1, 1), (128, 1, 1), [a, b, out, np.int32(n)], hazard_check=c is cubin)
+        assert not res.hazards
+        outs.append(out)
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], a + b)

@@ -207,3 +207,74 @@ def test_mad_16(form):
         p = ext(a) * ext(b)
         want.append((p + int(c)) & 0xFFFFFFFF if wide else ((p >> 16) + int(c)) & 0xFFFF)
     _check(ours, theirs, want)
+
+
+# Branch reject27: 16-bit addc/subc/madc without .cc, which ptxas 13.5.37 accepts (ours
+# refused them as unexpected types). The carry comes from a 32-bit add.cc; ptxas computes
+# each in a 32-bit word (IADD3.X, IMAD.X) and keeps the low 16 bits; its madc.hi.{u,s}16 is
+# the high word of the extended operands' 32-bit product (IMAD.HI: 0, or -1 for a negative
+# signed product), plus c and the carry.
+CARRY16 = ["addc.u16", "addc.s16", "subc.u16", "subc.s16", "madc.lo.u16", "madc.lo.s16",
+           "madc.hi.u16", "madc.hi.s16"]
+
+
+@pytest.mark.parametrize("form", CARRY16)
+def test_carry_16(form):
+    E16 = [0, 1, 2, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0xFFFE, 0x1234, 0xFF]
+    mad = form.startswith("madc")
+    srcs = "%h0, %h1, %h2" if mad else "%h0, %h1"
+    body = ("{ .reg .b16 %h<4>; .reg .b32 %t; cvt.u16.u32 %h0, %a0; cvt.u16.u32 %h1, %a1;\n"
+            "cvt.u16.u32 %h2, %a2; add.cc.u32 %t, %a3, %a4;\n"
+            f"{form} %h3, {srcs}; cvt.u32.u16 %o, %h3; }}")
+    vals = [v | (0xABCD << 16) for v in E16] + E16 + [0xFFFFFFFF, 0x80000000, 1]
+    ours, theirs, data = run_both(body, 32, 5, 32, values=vals)
+    signed = form.endswith("s16")
+
+    def ext(v):
+        v = int(v) & 0xFFFF
+        return v - (1 << 16) if signed and v >> 15 else v
+    want = []
+    for i in range(len(ours)):
+        a, b, c, x, y = (int(v) for v in data[5 * i:5 * i + 5])
+        carry = ((x & 0xFFFFFFFF) + (y & 0xFFFFFFFF)) >> 32
+        if form.startswith("addc"):
+            r = a + b + carry
+        elif form.startswith("subc"):
+            r = a - b - (1 - carry)     # PTX's borrow: CC.CF is the carry of a + ~b + 1
+        elif ".lo" in form:
+            r = a * b + c + carry
+        else:
+            r = ((ext(a) * ext(b)) >> 32) + c + carry
+        want.append(r & 0xFFFF)
+    _check(ours, theirs, want)
+
+
+def _sat32(v):
+    return max(-(1 << 31), min((1 << 31) - 1, v)) & 0xFFFFFFFF
+
+
+# ... and addc/subc/madc.hi with .sat on s32 (ptxas accepts them; refused with .cc): the
+# exact sum with the carry in, clamped to the s32 range; ptxas 13.5.37's madc.hi.sat.s32
+# wraps instead (its code has no clamp), and ours does as ptxas.
+@pytest.mark.parametrize("form", ["addc.sat.s32", "subc.sat.s32", "madc.hi.sat.s32"])
+def test_saturating_carry(form):
+    mad = form.startswith("madc")
+    srcs = "%a0, %a1, %a2" if mad else "%a0, %a1"
+    body = ("{ .reg .b32 %t; add.cc.u32 %t, %a3, %a4;\n"
+            f"{form} %o, {srcs}; }}")
+    vals = E32 + [0x7FFFFFFE, 0x80000002, 3]
+    ours, theirs, data = run_both(body, 32, 5, 32, values=vals)
+    want = []
+    for i in range(len(ours)):
+        a, b, c, x, y = (int(v) for v in data[5 * i:5 * i + 5])
+        carry = ((x & 0xFFFFFFFF) + (y & 0xFFFFFFFF)) >> 32
+        if form.startswith("addc"):
+            r = s32(a) + s32(b) + carry
+        elif form.startswith("subc"):
+            r = s32(a) - s32(b) - (1 - carry)
+        else:
+            r = ((s32(a) * s32(b)) >> 32) + s32(c) + carry
+            want.append(r & 0xFFFFFFFF)
+            continue
+        want.append(_sat32(r))
+    _check(ours, theirs, want)

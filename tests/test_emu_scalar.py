@@ -21,6 +21,14 @@ from ptx2sass.emu.machine import _ONE_WARP, EXITED, Group, Machine
 from ptx2sass.emu.memory import GLOBAL_BASE
 from ptx2sass.encoder.model import Mem
 
+
+@pytest.fixture(autouse=True)
+def _as_in_a_launch():
+    """Steps called here directly run as a launch runs them: under one np.errstate (emu/fp.py)."""
+    with np.errstate(all="ignore"):
+        yield
+
+
 MEM_BYTES = 1 << 12
 # FP32 bits, FP64 high words and integers at the edges
 EDGES = [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,

@@ -20,6 +20,13 @@ MEM_BYTES = 1 << 14
 SHARED_BYTES = 1024
 
 
+@pytest.fixture(autouse=True)
+def _as_in_a_launch():
+    """Steps called here directly run as a launch runs them: under one np.errstate (emu/fp.py)."""
+    with np.errstate(all="ignore"):
+        yield
+
+
 def _programs():
     """Programs with specialised forms: the ZLUDA corpus and a slice of the tinygrad one."""
     out = []

@@ -14,7 +14,8 @@ from tools.isa_soundness import _canonical, normalised, wrong_readings
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = {"soundness_turing.words": "sm_75", "soundness_ampere.words": "sm_89",
-         "soundness_hopper.words": "sm_90", "soundness_blackwell.words": "sm_120"}
+         "soundness_hopper.words": "sm_90", "soundness_blackwell.words": "sm_120",
+         "soundness_sm100.words": "sm_100"}
 
 
 # words the probe learned a form for that an older, looser form still takes first (xfail)
@@ -39,6 +40,11 @@ def test_soundness_word_decodes_as_nvdisasm_prints(word, arch):
 
 def test_no_wrong_reading_near_turing_atomics():
     assert wrong_readings("sm_75", "ATOMG") == {}
+
+
+def test_no_wrong_reading_near_sm100_uisetp():
+    """sm_100 read sm_120's UISETP forms, whose bit 80 means a 64-bit compare."""
+    assert wrong_readings("sm_100", "UISETP") == {}
 
 
 # hopper's HFMA2 forms with UR as b: Ra's negation (bit 72), |abs| (73) and half selector

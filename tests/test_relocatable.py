@@ -151,12 +151,24 @@ SOURCES = {"caller": CALLER, "heavy_caller": HEAVY_CALLER, "own_globals": OWN_GL
            "local_call": LOCAL_CALL}
 
 
-# the archs whose relocatable output we write (sm_100 and later: refused, see below)
-ARCHS = ["sm_89", "sm_90"]
+# the archs whose relocatable output is linked and run here; sm_100 and later write no
+# Mercury sections (SASS-only objects: test_sass_only_objects_are_what_nvlink_links below)
+ARCHS = ["sm_89", "sm_90", "sm_100", "sm_110", "sm_120"]
+# ... and whose structure is compared with ptxas's (sm_103/sm_121: sm_100's/sm_120's code)
+STRUCTURE_ARCHS = ARCHS + ["sm_103", "sm_121"]
+
+
+def _sm(arch: str) -> int:
+    return int(arch.split("_")[1].rstrip("af"))
 
 
 def _for(ptx: str, arch: str) -> str:
-    return ptx.replace(".target sm_89", f".target {arch}")
+    ptx = ptx.replace(".target sm_89", f".target {arch}")
+    return ptx.replace(".version 7.8", ".version 9.0") if _sm(arch) >= 100 else ptx
+
+
+def _is_mercury(name: str) -> bool:
+    return name.startswith((".nv.merc.", ".nv.capmerc."))
 
 
 def _ptxas_c(ptx: str, arch: str = "sm_89") -> bytes:
@@ -189,9 +201,14 @@ def _structure(data: bytes) -> dict:
             proto[names[sym]] = strtab[off:strtab.index(b"\0", off)].decode()
     except KeyError:
         pass
+    sections, flags = _section_names(data), c.e_flags
+    if any(map(_is_mercury, sections)):
+        # ptxas's Mercury form of the code (sm_100+), which we do not write: compared without
+        # it, its e_flags bit 0x2 read as the SASS-only bit 0x4 that ours carries instead
+        sections, flags = [n for n in sections if not _is_mercury(n)], flags & ~0x2 | 0x4
     return {
-        "elf": (c.e_type, c.e_flags),
-        "sections": _section_names(data),
+        "elf": (c.e_type, flags),
+        "sections": sections,
         "symbols": [(s.name, s.type, s.bind, s.other, s.section, s.size if s.section is None
                      or not s.section.startswith(".text") else None) for s in c.symbols],
         "frame relocations": {rs.name: [(r.offset, names[r.symbol], r.type, r.addend) for r in rs.relocations]
@@ -205,14 +222,120 @@ def _structure(data: bytes) -> dict:
     }
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", STRUCTURE_ARCHS)
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_relocatable_cubin_is_built_like_ptxas(name, arch):
     theirs, ours = _structure(_ptxas_c(SOURCES[name], arch)), _structure(_ours_c(SOURCES[name], arch))
     assert ours == theirs
 
 
-def _nvlink(*cubins: bytes, tmp_path, arch: str = "sm_89") -> bytes:
+# An uncalled `.visible .func` declared before the kernel: ptxas writes the kernel's FDE
+# first, then the function's (its CIE pointer is the second FDE's).
+FUNC_AFTER_KERNEL_FDE = HEADER + """
+.global .align 4 .u32 v0 = 3;
+.visible .func (.param .b32 r) f(.param .b32 a)
+{
+  .reg .b32 %t;
+  ld.param.b32 %t, [a];
+  add.u32 %t, %t, 1;
+  st.param.b32 [r], %t;
+  ret;
+}
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [p];
+  ld.global.u32 %r1, [v0];
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
+
+
+# Several kernels with module variables of each kind, one calling an extern function
+# (EXT_CALLEE); the second FDE's CIE is at 104, the third's at 208.
+THREE_KERNELS = HEADER + """
+.visible .global .align 4 .u32 gv = 11;
+.global .align 8 .u64 lv = 5;
+.const .align 4 .u32 cv[2] = {20, 30};
+.extern .func (.param .b32 r) ext(.param .b32 a);
+.visible .entry k1(.param .u64 p)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.global.u32 %r1, [gv];
+  ld.const.u32 %r2, [cv+4];
+  add.u32 %r1, %r1, %r2;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+.visible .entry k2(.param .u64 p, .param .u32 x)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.param.u32 %r1, [x];
+  { .param .b32 a0; .param .b32 r0;
+    st.param.b32 [a0], %r1;
+    call.uni (r0), ext, (a0);
+    ld.param.b32 %r2, [r0]; }
+  ld.global.u64 %rd2, [lv];
+  cvt.u32.u64 %r3, %rd2;
+  add.u32 %r2, %r2, %r3;
+  st.global.u32 [%rd1+4], %r2;
+  ret;
+}
+.visible .entry k3(.param .u64 p)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  ld.const.u32 %r2, [cv];
+  st.global.u32 [%rd1+8], %r2;
+  ret;
+}
+"""
+EXT_CALLEE = HEADER + """
+.visible .func (.param .b32 r) ext(.param .b32 a)
+{
+  .reg .b32 %r<4>;
+  ld.param.b32 %r1, [a];
+  mul.lo.s32 %r2, %r1, 3;
+  st.param.b32 [r], %r2;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_100"])
+@pytest.mark.parametrize("name", ["func_after_kernel", "three_kernels"])
+def test_frame_cie_pointers_past_the_first_fde(name, arch):
+    """sm_90+: ptxas's CIE-pointer addend is 8 bytes past the CIE per FDE before it, kernel's
+    or `.func`'s (112, 224 for CIEs at 104, 208; ours wrote 104, 208, or +8 per `.func` FDE
+    before it only): from generated modules (tuning seeds of test_relocatable_sm110's
+    generator) and THREE_KERNELS; held out there. sm_89: no addend (REL)."""
+    src = {"func_after_kernel": FUNC_AFTER_KERNEL_FDE, "three_kernels": THREE_KERNELS}[name]
+    theirs, ours = _structure(_ptxas_c(src, arch)), _structure(_ours_c(src, arch))
+    assert ours["frame relocations"] == theirs["frame relocations"]
+    if arch == "sm_100":      # (ptxas reads `cv+4` with LDCU: relocation type 0x73, ours LDC, 0x42)
+        for st in (ours, theirs):
+            st["text relocations"] = {k: sorted({r[0] for r in v}) for k, v in st["text relocations"].items()}
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_110", "sm_120"])
+@pytest.mark.parametrize("kernels_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ours", "ours")])
+def test_three_kernels_link_and_run(kernels_by, callee_by, arch, tmp_path):
+    """Each kernel of THREE_KERNELS reads its module's variables after nvlink placed them
+    (and k2 calls EXT_CALLEE): the manual's values, 11 + 30, 3 * 7 + 5, 20."""
+    linked = _nvlink((_ours_c if kernels_by == "ours" else _ptxas_c)(THREE_KERNELS, arch),
+                     (_ours_c if callee_by == "ours" else _ptxas_c)(EXT_CALLEE, arch), tmp_path=tmp_path, arch=arch)
+    out = np.zeros(3, np.uint32)
+    for k, params in (("k1", [out]), ("k2", [out, np.uint32(7)]), ("k3", [out])):
+        res = run(linked, k, (1, 1, 1), (1, 1, 1), params, hazard_check=True)
+        assert not res.hazards
+    assert out.tolist() == [11 + 30, 3 * 7 + 5, 20]
+
+
+def _run_nvlink(*cubins: bytes, tmp_path, arch: str = "sm_89") -> tuple[subprocess.CompletedProcess, bytes | None]:
     nvlink = oracle.tool_path("ptxas").parent / "nvlink"
     if not nvlink.is_file():
         pytest.skip("nvlink not installed")
@@ -221,10 +344,16 @@ def _nvlink(*cubins: bytes, tmp_path, arch: str = "sm_89") -> bytes:
         paths.append(tmp_path / f"m{i}.cubin")
         paths[-1].write_bytes(data)
     out = tmp_path / "linked.cubin"
+    out.unlink(missing_ok=True)
     r = subprocess.run([str(nvlink), f"-arch={arch}", *map(str, paths), "-o", str(out)],
                        capture_output=True, text=True)
+    return r, out.read_bytes() if out.is_file() else None
+
+
+def _nvlink(*cubins: bytes, tmp_path, arch: str = "sm_89") -> bytes:
+    r, linked = _run_nvlink(*cubins, tmp_path=tmp_path, arch=arch)
     assert r.returncode == 0, r.stderr
-    return out.read_bytes()
+    return linked
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -337,16 +466,71 @@ def test_command_built_callee_links_and_runs(tmp_path):
     assert data.tolist() == want.tolist()
 
 
+def _without_mercury(data: bytes, low_flags: int) -> bytes:
+    """ptxas's sm_100+ object without its Mercury sections (ptxas writes them last: the
+    section header table is cut before the first) and with e_flags bits 0-7 = `low_flags`."""
+    out = bytearray(data)
+    names = _section_names(data)
+    first = next(i for i, n in enumerate(names) if _is_mercury(n)) + 1    # (+1: the null section)
+    assert all(map(_is_mercury, names[first - 1:]))
+    struct.pack_into("<H", out, 0x3C, first)
+    out[0x30] = low_flags
+    return bytes(out)
+
+
 @pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
-def test_relocatable_output_past_sm_90_is_refused_in_words(arch, tmp_path):
-    """ptxas -c for sm_100+ also writes `.nv.merc.*`/`.nv.capmerc.text.*` sections that we
-    do not: refused as not supported, with the file name, never as an internal error."""
+def test_sass_only_objects_are_what_nvlink_links(arch, tmp_path):
+    """Why our sm_100+ objects have no Mercury sections and e_flags bit 0x4 for ptxas's 0x2
+    (pinned nvlink 13.5.37, the oracle): ptxas's own objects stripped of their Mercury
+    sections do not link while they keep 0x2 (nvlink crashes), link alone with 0x0 but not
+    beside an object that has them ('unsupported elf type'), and link in every mix with 0x4,
+    the value nvlink itself writes into a cubin linked from such objects; the linked code is
+    the same bytes as linking ptxas's objects as they are. nvlink warns that such a program
+    runs on that SM alone (no Mercury form to finalise for another)."""
+    caller, callee = _ptxas_c(CALLER, arch), _ptxas_c(CALLEE, arch)
+    assert any(map(_is_mercury, _section_names(caller))) and caller[0x30] & 0xFF == 0x02
+    r, full = _run_nvlink(caller, callee, tmp_path=tmp_path, arch=arch)
+    assert r.returncode == 0 and "limited to run" not in r.stderr
+    want = {k.name: k.text for k in read_cubin(full).kernels}
+    assert set(want) == {"k", "addk"}
+    for low, mixed, links in ((0x02, False, False), (0x00, False, True), (0x00, True, False),
+                              (0x04, False, True), (0x04, True, True)):
+        stripped = _without_mercury(caller, low)
+        r, linked = _run_nvlink(stripped, callee if mixed else _without_mercury(callee, low),
+                                tmp_path=tmp_path, arch=arch)
+        assert (r.returncode == 0) == links, (low, mixed, r.returncode, r.stderr)
+        if links:
+            assert f"Output is limited to run on SM Arch '{_sm(arch)}' only" in r.stderr
+            assert read_cubin(linked).e_flags & 0xFF == 0x04
+            assert not any(map(_is_mercury, _section_names(linked)))
+            assert {k.name: k.text for k in read_cubin(linked).kernels} == want
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_110", "sm_120"])
+def test_sass_only_relocatable_output_past_sm_90(arch, tmp_path):
+    """ptxas -c for sm_100+ also writes `.nv.merc.*`/`.nv.capmerc.text.*` sections; ours
+    (the command, too) writes none and says so in e_flags (0x4 for 0x2)."""
     from ptx2sass import cli
     src = tmp_path / "a.ptx"
-    src.write_text(CALLER.replace(".version 7.8", ".version 8.8").replace("sm_89", arch))
-    names = [s.name for s in read_cubin(_ptxas_c(src.read_text(), arch)).sections]
-    assert any(n.startswith(".nv.capmerc.text.") for n in names)
-    with pytest.raises(CompileError, match=f"relocatable output \\(-c\\) for {arch} not supported yet"):
-        codegen.compile_ptx(src.read_text(), arch=arch, compile_only=True)
-    assert cli.main([f"-arch={arch}", "-c", str(src), "-o", str(tmp_path / "a.o")]) != 0
-    assert not (tmp_path / "a.o").exists()
+    src.write_text(_for(CALLER, arch))
+    assert any(map(_is_mercury, _section_names(_ptxas_c(CALLER, arch))))
+    assert cli.main([f"-arch={arch}", "-c", str(src), "-o", str(tmp_path / "a.o")]) == 0
+    ours = (tmp_path / "a.o").read_bytes()
+    assert not any(map(_is_mercury, _section_names(ours)))
+    c = read_cubin(ours)
+    assert c.e_type == 1 and c.e_flags & 0xFF == 0x04
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+@pytest.mark.parametrize("opts", [{"lineinfo": True}, {"debug": True, "opt_level": 0}], ids=["lineinfo", "g"])
+def test_debug_objects_link_and_run(opts, arch, tmp_path):
+    """-c with -lineinfo / -g: nvlink links our caller and callee (sm_100: SASS-only objects
+    with the debug sections) and the program computes what NumPy says."""
+    compile_c = lambda src: codegen.compile_ptx(_for(src, arch), arch=arch, compile_only=True, **opts)
+    linked = _nvlink(compile_c(CALLER), compile_c(CALLEE), tmp_path=tmp_path, arch=arch)
+    data = np.arange(1, 9, dtype=np.uint32) * 7
+    want = data.copy()
+    want[0] = (3 * data[0] + data[2]) + data[1] + 100
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    assert data.tolist() == want.tolist()

@@ -26,6 +26,7 @@ import random
 import sys
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "corpus")
+ZLUDA = os.path.normpath(os.path.join(os.path.dirname(os.path.dirname(CORPUS)), "..", "shared", "corpus", "zluda"))
 SUBPACKAGES = ("emu", "encoder", "frontend", "regalloc", "sched")
 
 
@@ -50,12 +51,18 @@ def use(root: str) -> None:
     assert ptx2sass.__file__.startswith(root), ptx2sass.__file__
 
 
-def corpus_sample(n: int) -> list[str]:
+def corpus_sample(n: int, zluda: bool = False) -> list[str]:
+    """The first n of the sample; with `zluda`, the shared ZLUDA corpus's files (as
+    `zluda/<path>`) join the list before the shuffle."""
     files = sorted(os.path.relpath(os.path.join(d, f), CORPUS) for d, _, fs in os.walk(CORPUS)
                    for f in fs if f.endswith(".ptx"))
     files = [f for f in files if not f.startswith(("invalid/", "tinygrad_large/"))]
+    if zluda:
+        files = sorted(files + [f"zluda/{os.path.relpath(d, ZLUDA)}/{f}".replace("/./", "/")
+                                for d, _, fs in os.walk(ZLUDA) for f in fs if f.endswith(".ptx")])
     random.Random(7).shuffle(files)
-    return [os.path.join(CORPUS, f) for f in files[:n]]
+    return [os.path.join(ZLUDA, f[6:]) if f.startswith("zluda/") else os.path.join(CORPUS, f)
+            for f in files[:n]]
 
 
 def hashes(files: list[str], arch: str, tmp: str) -> dict[str, list]:
@@ -73,7 +80,9 @@ def hashes(files: list[str], arch: str, tmp: str) -> dict[str, list]:
                     rc = e.code
             cubin = hashlib.sha256(open(tmp, "rb").read()).hexdigest() if os.path.exists(tmp) else None
             text = err.getvalue().replace(tmp, "OUT").encode()
-            out[f"{os.path.relpath(f, CORPUS) if f.startswith(CORPUS) else f}|{mode}"] = [
+            key = (os.path.relpath(f, CORPUS) if f.startswith(CORPUS) else
+                   "zluda/" + os.path.relpath(f, ZLUDA) if f.startswith(ZLUDA) else f)
+            out[f"{key}|{mode}"] = [
                 rc, cubin, hashlib.sha256(text).hexdigest()]
             print(f, mode, rc, (cubin or "-")[:12], flush=True)
     return out
@@ -83,14 +92,17 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--run"]:
         use(argv[1])
-        from ptx2sass.cli import main as cli_main
-        return cli_main(argv[2:])
+        from ptx2sass.cli import console
+        sys.argv = ["ptx2sass", *argv[2:]]
+        console()           # as the installed command: no interpreter teardown (it frees
+        return 0            # every object of the compile one by one: ~0.8 s at nestloops:300)
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs=2)
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--inputs", help="a folder of .ptx files (bench/memory_scaling.py --keep)")
     ap.add_argument("--corpus", type=int, default=80)
     ap.add_argument("--arch", default="sm_89")
+    ap.add_argument("--zluda", action="store_true", help="the sample draws from ZLUDA's files too")
     args = ap.parse_args(argv)
     if args.compare:
         a, b = (json.load(open(p)) for p in args.paths)
@@ -101,7 +113,7 @@ def main(argv=None) -> int:
     use(root)
     files = sorted(os.path.join(args.inputs, f) for f in os.listdir(args.inputs)
                    if f.endswith(".ptx")) if args.inputs else []
-    files += corpus_sample(args.corpus)
+    files += corpus_sample(args.corpus, args.zluda)
     json.dump(hashes(files, args.arch, f"{out}.{os.getpid()}.cubin"), open(out, "w"), indent=0)
     return 0
 

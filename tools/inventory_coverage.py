@@ -1,10 +1,10 @@
-"""Per-form coverage of the PTX inventory for sm_89 (or `--arch 90`): for each form ptxas accepts, a
+"""Per-form coverage of the PTX inventory for sm_89 (or `--arch 75|80|86|90|100|103|110|120|121`): for each form ptxas accepts, a
 generated kernel compiled by ptxas and by us; where the form computes values from
 registers (the "value" forms), both cubins run in the emulator over edge and random inputs
 and must agree bit for bit, ours with zero hazards; nvdisasm must read our words back as
 the instructions we meant.
 
-    py -m tools.inventory_coverage [--arch 90] [--chapter integer] [--opcode lop3] [--sample N]
+    py -m tools.inventory_coverage [--arch 100] [--chapter integer] [--opcode lop3] [--sample N]
                                     [--seed S] [--show 30] [--json FILE] [--log FILE.jsonl]
                                     [--only FILE.jsonl] [--compile-only]
 
@@ -690,7 +690,8 @@ def report(forms: list[Form], results: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--arch", type=int, default=89, help="sm number (89, 90)")
+    ap.add_argument("--arch", type=int, default=89, help="sm number (75, 80, 86, 89, 90, 100, 103, 110, 120, 121; "
+                    "the arch-specific `a`/`f` forms are left out)")
     ap.add_argument("--chapter")
     ap.add_argument("--opcode")
     ap.add_argument("--sample", type=int)

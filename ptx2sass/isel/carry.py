@@ -29,7 +29,7 @@ class CarryArithmetic:
     def carry_op(self, ins, a, b, negate_b: bool, carry_in: bool, product=None) -> None:
         """d = a + b (+ carry) or a - b (- borrow), setting the carry if `.cc`; 64-bit
         operands word by word, the low word's carry into the high word's IADD3.X."""
-        bits = _bits(ins.type)
+        bits = max(_bits(ins.type), 32)    # 16-bit addc/subc/madc (no .cc): a 32-bit word
         if bits not in (32, 64):
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}.{ins.type}`")
         if self.guard is not None:
@@ -37,6 +37,10 @@ class CarryArithmetic:
         sets = "cc" in ins.modifiers
         words = bits // 32
         d = ins.dests[0]
+        if "sat" in ins.modifiers and product is None:
+            # addc/subc.sat.s32 (no .cc) as ptxas; its madc.hi.sat.s32 wraps (ptxas 13.5.37
+            # drops the .sat there: so do we)
+            return self.saturating_carry_op(ins, a, b, negate_b, product)
         if words > 1:
             self.begin_wide(d)
         carry = self.carry_in() if carry_in else None
@@ -64,6 +68,16 @@ class CarryArithmetic:
         if sets:
             self.carry_flag, self.carry_block = carry, self.out
 
+    def saturating_carry_op(self, ins, a, b, negate_b: bool, product) -> None:
+        """s32 a + b + carry (a - b - borrow), saturated: the wrapped sum with the carry
+        in (IADD3.X), clamped from the operands' and the sum's sign bits as add.sat."""
+        ra = product if product is not None else self.in_register(a)
+        rb = self.in_register(b)
+        s = VOp(self.mf.new_vreg())
+        addend = VOp(rb.reg, rb.part, inv=True) if negate_b else rb
+        self.emit("IADD3", ("X",), [s, ra, addend, RZ, self.carry_in(), NOT_PT])
+        self.saturate_sum(self.dst(ins.dests[0]), ra, rb, s, negate_b)
+
     def sel_addc(self, ins):
         self.carry_op(ins, ins.srcs[0], ins.srcs[1], negate_b=False, carry_in=True)
 
@@ -89,9 +103,14 @@ class CarryArithmetic:
             self.carry_op(ins, None, c, negate_b=False, carry_in=carry_in, product=t)
             return
         t = VOp(self.mf.new_vreg())
+        if mode == "hi" and _bits(ins.type) == 16:
+            # ptxas 13.5.37 takes madc.hi.{u,s}16 as the high word of the extended operands'
+            # 32-bit product (IMAD.HI[.U32]: 0 or -1), plus c and the carry
+            ra, sb = self.as_reg(self.extend(a, ins.type)), self.extend(b, ins.type)
+        else:
+            ra, sb = self.reg_part(a), self.part_of(b, 0)
         self.emit("IMAD", ("HI", "U32") if mode == "hi" and ins.type.startswith("u")
-                  else ("HI",) if mode == "hi" else (),
-                  [t, self.reg_part(a), self.part_of(b, 0), RZ])
+                  else ("HI",) if mode == "hi" else (), [t, ra, sb, RZ])
         self.carry_op(ins, None, c, negate_b=False, carry_in=carry_in, product=t)
 
     def sel_madc(self, ins):

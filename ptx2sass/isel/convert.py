@@ -14,7 +14,8 @@ from ptx2sass.isel.common import (F2I_MODE, FRND_MODE, NOT_PT, PT, ROUNDING, RZ,
 
 # Float pairs F2F converts directly (dest, source).
 F2F_PAIRS = {("f16", "f32"), ("f16", "f64"), ("f32", "f64"), ("f64", "f32"), ("f64", "f16"),
-             ("bf16", "f32"), ("f16", "bf16"), ("bf16", "f16"), ("bf16", "f64")}     # the last three: sm_90+
+             ("bf16", "f32"), ("f16", "bf16"), ("bf16", "f16"), ("bf16", "f64"),
+             ("f64", "bf16")}     # the last four: sm_90+ (F2F.F64.BF16, as ptxas)
 # The integer-type selector of I2F's source / F2I's destination (s32 is the default).
 INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), "s32": (),
                 "u32": ("U32",), "s64": ("S64",), "u64": ("U64",), "b8": ("U8",),

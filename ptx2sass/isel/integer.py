@@ -82,6 +82,11 @@ class IntegerSelection:
             return
         s = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [s, a, self.negate(b) if negate_b else b, RZ])
+        self.saturate_sum(d, a, b, s, negate_b)
+
+    def saturate_sum(self, d, a: VOp, b: VOp, s: VOp, negate_b: bool) -> None:
+        """d = the wrapped sum s of a + b (or a - b, with or without a carry in) clamped
+        to the s32 range where the operands' and the sum's sign bits say it overflowed."""
         pos, neg = VOp(self.mf.new_vreg("P")), VOp(self.mf.new_vreg("P"))
         sign = lambda v: VOp(v.reg, v.part, suffix=("SIGN",))   # noqa: E731
         # LUT index (a, b, s) sign bits. add: + + - overflows up (bit 1), - - + down (bit 6);

@@ -43,10 +43,27 @@ def _loops(mf: MFunction) -> list[tuple[int, int]]:
             h = index[id(s)]
             if h <= i:
                 tails[h] = max(i, tails.get(h, i))
+    # a loop is taken where blocks h+1..t have all their predecessors in h..t: the least
+    # and the most predecessor index over that range, from sparse tables (asking each
+    # block of each loop walked ~N^2/2 blocks for N nested loops)
+    n = len(mf.blocks)
+    lows = [[min((index[id(p)] for p in b.preds), default=n) for b in mf.blocks]]
+    highs = [[max((index[id(p)] for p in b.preds), default=-1) for b in mf.blocks]]
+    span = 1
+    while 2 * span <= n:
+        lo, hi = lows[-1], highs[-1]
+        lows.append([min(lo[k], lo[k + span]) for k in range(n - 2 * span + 1)])
+        highs.append([max(hi[k], hi[k + span]) for k in range(n - 2 * span + 1)])
+        span *= 2
     out = []
     for h, t in tails.items():
-        if all(h <= index[id(p)] <= t for k in range(h + 1, t + 1) for p in mf.blocks[k].preds):
-            out.append((h, t))
+        if t > h:
+            level = (t - h).bit_length() - 1         # blocks h+1..t: t - h of them
+            a, b = t - (1 << level) + 1, h + 1
+            if (min(lows[level][b], lows[level][a]) < h
+                    or max(highs[level][b], highs[level][a]) > t):
+                continue
+        out.append((h, t))
     return sorted(out, key=lambda r: r[1] - r[0])
 
 
@@ -88,6 +105,49 @@ class _Facts:
         self.units_out = unit_liveness(mf, self.fresh)
         self.pressure: dict[int, int] = {}  # block -> its pressure, asked by every loop around it
         self.units: set[int] | None = None
+        self._eligible: dict[int, tuple] | None = None
+        self._eligible_ids: set[int] = set()
+        self._ranges: dict[int, tuple[int, int]] = {}   # h -> (t, the most pressure in h..t)
+
+    def range_pressure(self, mf: MFunction, h: int, t: int) -> int:
+        """The most pressure of blocks h..t. A range asked before inside this one counts as
+        its answer (a loop nest asks each enclosing range: the inner one is walked once)."""
+        most, k = 0, h
+        while k <= t:
+            got = self._ranges.get(k)
+            if got is not None and got[0] <= t:
+                most, k = max(most, got[1]), got[0] + 1
+            else:
+                most, k = max(most, self.block_pressure(mf, k)), k + 1
+        if self._ranges.get(h, (-1,))[0] < t:
+            self._ranges[h] = (t, most)
+        return most
+
+    def single(self, v: int) -> tuple[MInstr, int] | None:
+        """v's one writer (and its block) besides IMPLICIT_DEFs, or None."""
+        w = [x for x in self.writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
+        return w[0] if len(w) == 1 else None
+
+    def eligible(self, mf: MFunction) -> dict[int, tuple]:
+        """What makes a register a candidate in any loop, asked once per state of the code
+        (each loop of a deep nest has hundreds of registers live through it, nearly none of
+        them candidates): v -> (its writer, its block, the first and last block reading it)
+        for a register written once by a copyable instruction, read only by operands of
+        that instruction's part, not precoloured. A loop takes those whose writer is
+        outside it and whose readers are inside."""
+        if self._eligible is None:
+            self._eligible = {}
+            for v, reads in self.readers.items():
+                w = self.single(v)
+                if w is None or v in mf.precolored:
+                    continue
+                d = _candidate_instr(w[0])
+                if d is None or any(op is None or op.part != d.part for _, op in reads):
+                    continue
+                blocks = [k for k, _ in reads]
+                self._eligible[v] = (w[0], w[1], min(blocks), max(blocks))
+            self._eligible_ids = set(self._eligible)
+        return self._eligible
 
     def block_pressure(self, mf: MFunction, k: int) -> int:
         p = self.pressure.get(k)
@@ -99,9 +159,11 @@ class _Facts:
         return p
 
 
-def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
+def remat_invariants(mf: MFunction, limit: int | None = None, solved: dict | None = None) -> int:
     """Copies cheap invariants into crowded loops; returns how many registers it freed.
-    `limit`: the pressure a loop may have (None: `LIMIT`)."""
+    `limit`: the pressure a loop may have (None: `LIMIT`). `solved`, where given, receives
+    the liveness of the code as this leaves it, where it has it (`fresh`, `live_out`,
+    `units_out`: what `sched.pre_schedule` would solve again)."""
     limit = LIMIT if limit is None else limit
     freed = 0
     facts = None
@@ -112,7 +174,9 @@ def remat_invariants(mf: MFunction, limit: int | None = None) -> int:
             if not n:
                 break
             freed += n
-            facts = None
+            facts = None        # any change: the facts go (so those left are the code's)
+    if solved is not None and facts is not None:
+        solved.update(fresh=facts.fresh, live_out=facts.live_out, units_out=facts.units_out)
     return freed
 
 
@@ -121,12 +185,9 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
     writers, readers = facts.writers, facts.readers
     width, fresh, live_out, units_out = facts.width, facts.fresh, facts.live_out, facts.units_out
     freed = 0
+    single = facts.single
 
-    def single(v: int) -> tuple[MInstr, int] | None:
-        w = [x for x in writers.get(v, []) if x[0].opcode != IMPLICIT_DEF]
-        return w[0] if len(w) == 1 else None
-
-    pressure = max(facts.block_pressure(mf, k) for k in range(h, t + 1))
+    pressure = facts.range_pressure(mf, h, t)
     if pressure <= limit:
         return 0
     header = mf.blocks[h]
@@ -138,23 +199,21 @@ def _round(mf: MFunction, facts: _Facts, h: int, t: int, limit: int) -> int:
     def written_inside(v: int) -> bool:     # (a set over the loop's blocks costs its size)
         return any(h <= bi <= t for _, bi in writers.get(v, ()))
 
-    through = {v for v in live_in if not written_inside(v)}
+    def through(v: int) -> bool:            # live across the whole loop
+        return v in live_in and not written_inside(v)
+
+    eligible = facts.eligible(mf)
     cands = []
-    for v in sorted(through):
-        w = single(v)
-        if w is None or h <= w[1] <= t or v in mf.precolored:
-            continue
-        ins, _ = w
-        d = _candidate_instr(ins)
-        reads = readers.get(v, [])
-        if (d is None or not reads or any(not h <= k <= t or op is None or op.part != d.part
-                                          for k, op in reads)):
+    for v in sorted(live_in & facts._eligible_ids):
+        ins, wb, first, last = eligible[v]
+        if h <= wb <= t or not h <= first or not last <= t or written_inside(v):
             continue
         srcs = {op.reg.id for _, op, is_def in register_operands(ins) if not is_def}
         if not all(single(r) is not None and not h <= single(r)[1] <= t and r not in mf.precolored
                    and not written_inside(r) for r in srcs):
             continue
-        cands.append((v, ins, frozenset(srcs - through), sorted({k for k, _ in reads})))
+        cands.append((v, ins, frozenset(r for r in srcs if not through(r)),
+                      sorted({k for k, _ in readers[v]})))
     # those reading only registers live across the loop first (each frees one), then
     # groups that make one more register live across it for several freed
     groups: dict[frozenset, list] = {}

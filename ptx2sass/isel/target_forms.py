@@ -10,7 +10,12 @@ is a field of `encoder.arch.Target`):
   for sm_90 and the hopper table therefore cannot encode (`Target.alu_constants` false):
   the constant is loaded with LDC into a register first (a register pair with LDC.64 where
   the operand is 64 bits wide, e.g. IMAD.WIDE's addend or an FP64 operand), once per block
-  and constant; a plain move of a constant becomes the LDC itself;
+  and constant; a plain move of a constant becomes the LDC itself, and the two moves of a
+  64-bit pair's halves from one 8-aligned constant become one LDC.64 (ptxas's
+  `LDC.64 R2, c[0x0][0x210]` for a pointer parameter used as an address); an IMAD.WIDE
+  whose constant addend became a register takes its multiplier as an immediate again
+  (sm_8x's `MOV R3, 0x4; IMAD.WIDE R2, R0, R3, c[0x0][0x170]` is ptxas's
+  `IMAD.WIDE R2, R0, 0x4, R2` on sm_90+, where the addend is LDC.64's pair);
 * an IMAD by a power of two 2^k that the target's table has no form for (the hopper table
   knows IMAD's immediate only for the multipliers ptxas wrote, nvdisasm printing powers of
   two as IMAD.SHL): `LEA d, a, c, k`, the same sum ((a << k) + c), as ptxas writes it;
@@ -24,7 +29,7 @@ from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
 from ptx2sass.encoder.register_widths import wide_operands
-from ptx2sass.mir import MFunction, MInstr, VMem, VOp
+from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
 
 # Instructions that read `c[bank][offset]` on every target (the constant loads themselves;
 # LDCU: sm_100+'s spelling of ULDC, renamed before the constant operands are checked).
@@ -42,6 +47,7 @@ def apply_target_forms(mf: MFunction, target) -> None:
     renames = dict(target.renamed_opcodes)
     for b in mf.blocks:
         loaded: dict[tuple[int, int, int], VOp] = {}
+        immediates: dict = {}        # register -> the immediate its latest definition moved in
         out: list[MInstr] = []
         for mi in b.instrs:
             if mi.opcode in renames:
@@ -68,8 +74,47 @@ def apply_target_forms(mf: MFunction, target) -> None:
                     consts = []
                 for i in consts:
                     mi.operands[i] = _load(mf, mi, i, loaded, out)
+                if consts:
+                    _immediate_multiplier(mi, immediates, target.name)
+            _note_immediate_moves(mi, immediates)
             out.append(mi)
+        if not target.alu_constants:
+            out = _paired_constant_loads(out)
         b.instrs[:] = out
+
+
+def _note_immediate_moves(mi: MInstr, immediates: dict) -> None:
+    """Keep `immediates` (register -> Imm) at the block's latest definitions."""
+    for d in mi.defs:
+        if isinstance(d, VOp):
+            immediates.pop(d.reg, None)
+    if mi.guard is not None or mi.ndefs != 1 or not isinstance(mi.operands[0], VOp):
+        return
+    d = mi.operands[0]
+    if d.part is not None or d.reg.width != 1:
+        return
+    if mi.opcode == "MOV" and not mi.modifiers and len(mi.operands) == 2:
+        src = mi.operands[1]
+    elif mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(mi.operands) == 4 \
+            and mi.operands[1] == RZ and mi.operands[2] == RZ:
+        src = mi.operands[3]
+    else:
+        return
+    if isinstance(src, Imm) and src.text is None and not src.neg and not src.abs:
+        immediates[d.reg] = src
+
+
+def _immediate_multiplier(mi: MInstr, immediates: dict, arch: str) -> None:
+    """IMAD.WIDE d, a, r, c where r holds an immediate the target's table encodes in b's
+    place: the immediate itself (the move is then unread, and goes with the dead parts)."""
+    if mi.opcode != "IMAD" or "WIDE" not in mi.modifiers or len(mi.operands) != 4:
+        return
+    b = mi.operands[2]
+    if not isinstance(b, VOp) or b.part is not None or b.neg or b.abs or b.inv or b.suffix:
+        return
+    imm = immediates.get(b.reg)
+    if imm is not None and _encodable(arch, mi.modifiers, imm.value & FULL_MASK, False):
+        mi.operands[2] = imm
 
 
 def _power_of_two_multiplier(mi: MInstr) -> int | None:
@@ -110,6 +155,42 @@ def _is_constant_move(mi: MInstr) -> bool:
         return isinstance(mi.operands[1], ConstRef) and mi.operands[1].ureg is None
     return (mi.opcode == "IMAD" and mi.modifiers == ("MOV", "U32") and len(mi.operands) == 4
             and isinstance(mi.operands[3], ConstRef) and mi.operands[3].ureg is None)
+
+
+def _half_load(mi: MInstr) -> tuple | None:
+    """(register, half, bank, offset) of an unguarded `LDC %rNx2.half, c[bank][offset]` at a
+    known offset, else None."""
+    if mi.opcode != "LDC" or mi.modifiers or mi.guard is not None or mi.ndefs != 1:
+        return None
+    d, c = mi.operands
+    if not isinstance(d, VOp) or d.part not in (0, 1) or d.reg.width != 2 or d.neg or d.abs or d.inv or d.suffix:
+        return None
+    if not isinstance(c, ConstRef) or c.reloc is not None or c.ubank is not None or c.gap \
+            or not (c.ureg is None or c.ureg == RZ) or c.neg or c.abs or c.inv or c.suffix:
+        return None
+    return d.reg, d.part, c.bank, c.offset
+
+
+def _paired_constant_loads(instrs: list[MInstr]) -> list[MInstr]:
+    """Each `LDC r.lo, c[b][o]` (o 8-aligned) followed, with nothing naming r between, by
+    `LDC r.hi, c[b][o + 4]` becomes `LDC.64 r, c[b][o]` where the first stood."""
+    out: list[MInstr] = []
+    open_low: dict = {}          # register -> index in out of its low-half load
+    for mi in instrs:
+        half = _half_load(mi)
+        if half is not None and half[1] == 1 and half[0] in open_low:
+            low = out[open_low.pop(half[0])]
+            _reg, _part, bank, offset = _half_load(low)
+            if bank == half[2] and half[3] == offset + 4:
+                low.modifiers = ("64",)
+                low.operands = [VOp(half[0]), _ldc_address(replace(low.operands[1], ureg=None))]
+                continue
+        for _i, op, _def in register_operands(mi):
+            open_low.pop(op.reg, None)
+        if half is not None and half[1] == 0 and half[3] % 8 == 0:
+            open_low[half[0]] = len(out)
+        out.append(mi)
+    return out
 
 
 def _width(mi: MInstr, i: int) -> int:

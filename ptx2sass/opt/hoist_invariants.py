@@ -212,6 +212,27 @@ class _Outside:
         self.blocks = [b for b in fn.blocks if id(b) not in body]
 
 
+class _Summary:
+    """What a block's code says for hoisting, while its instruction list stays the same
+    object of the same length (hoisting only replaces lists it took instructions from and
+    inserts into preheaders' lists)."""
+    __slots__ = ("instrs", "count", "phis", "exits", "read_only", "loads", "defined")
+
+    def __init__(self, b: ir.Block):
+        self.instrs, self.count, self.phis = b.instrs, len(b.instrs), len(b.phis)
+        self.exits = any(i.opcode in ("exit", "ret", "trap_exit") for i in b.instrs)
+        self.read_only = all(i.opcode == "bra" or is_pure(i) for i in b.instrs)
+        self.loads = any(i.opcode in _LOADS for i in b.instrs)
+        self.defined = frozenset([p.dest.id for p in b.phis] + [d.id for i in b.instrs for d in i.dests])
+
+
+def _summary(summaries: dict[int, _Summary], b: ir.Block) -> _Summary:
+    got = summaries.get(id(b))
+    if got is None or got.instrs is not b.instrs or got.count != len(b.instrs) or got.phis != len(b.phis):
+        got = summaries[id(b)] = _Summary(b)
+    return got
+
+
 def hoist_loop_invariants(fn: ir.Function) -> bool:
     # moving instructions leaves the CFG as it is: dominators and the block order hold throughout
     nest = ir_loops(fn)
@@ -225,31 +246,39 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
     phis = {p.dest.id for b in fn.blocks for p in b.phis}
     stuck: set[int] = set()            # ids of those instructions
     fixed = set(phis)                  # phi results and those instructions' results
+    # Each enclosing loop of a nest looks at the inner loops' blocks again (~N^2/2 block
+    # visits for N nested loops): what a block's code says (`_Summary`) is kept while its
+    # instruction list stays the same, and a block whose every instruction stays for good
+    # (`settled`) is not walked again until what stayed may move.
+    summaries: dict[int, _Summary] = {}
+    settled: set[int] = set()          # ids of such blocks
+    succ_ids = {id(b): {id(s) for s in b.succs} for b in fn.blocks}
     for h, body in nest.innermost_first():
         pre = _preheader(h, body)
         if pre is None:
             continue
-        blocks = sorted((rpo[order[i]] for i in body if i in order), key=lambda b: order[id(b)])
-        exiting = [b for b in blocks if any(id(s) not in body for s in b.succs)]
+        blocks = list(map(rpo.__getitem__, sorted(map(order.__getitem__, body & order.keys()))))
+        exiting = [b for b in blocks if not body.issuperset(succ_ids[id(b)])]
         latches = [p for p in h.preds if id(p) in body]
         # a top-tested loop whose body runs at least once: blocks every iteration passes
         at_least_once = (exiting == [h] and len(latches) == 1
                          and _first_test_continues(fn, h, pre, body, defs))
-        instrs = [i for b in blocks for i in b.instrs]
-        if any(i.opcode in ("exit", "ret", "trap_exit") for i in instrs):
+        facts = [_summary(summaries, b) for b in blocks]
+        if any(f.exits for f in facts):
             exiting = []                         # a thread may leave anywhere: no loads move
-        read_only = all(i.opcode == "bra" or is_pure(i) for i in instrs)
+        read_only = all(f.read_only for f in facts)
         # values defined inside the loop (phis and instructions); shrinks as operations move
-        inside = {p.dest.id for b in blocks for p in b.phis}
-        inside |= {d.id for b in blocks for i in b.instrs for d in i.dests}
+        inside = set().union(*(f.defined for f in facts))
         if (not at_least_once and exiting == [h] and len(latches) == 1
                 and _second_test_leaves(h, pre, latches[0], body, defs, inside)):
             continue                             # runs once or never: moving saves nothing
         moved: list[ir.Instr] = []
-        for b in blocks:                         # reverse postorder: definitions before uses
+        for b, f in zip(blocks, facts):          # reverse postorder: definitions before uses
+            if id(b) in settled:
+                continue                         # (every instruction would stay, as it is)
             # only loads ask it: worked out for blocks that hold one (every block of every
             # enclosing loop's body asked it for every exit: quadratic in the nesting)
-            dominates_exits = bool(exiting) and any(i.opcode in _LOADS for i in b.instrs) and (
+            dominates_exits = bool(exiting) and f.loads and (
                 all(dominates(b, e) for e in exiting) or (at_least_once and dominates(b, latches[0])))
             keep = []
             for ins in b.instrs:
@@ -263,13 +292,19 @@ def hoist_loop_invariants(fn: ir.Function) -> bool:
                     if _stays(ins, inside, fixed):
                         stuck.add(id(ins))
                         fixed.update(d.id for d in ins.dests)
-            b.instrs = keep
+            if len(keep) != len(b.instrs):
+                b.instrs = keep
+            elif all(id(ins) in stuck for ins in keep):
+                settled.add(id(b))
         if at_least_once and _values_after_loop(fn, h, latches[0], body, inside):
             changed = True
             stuck.clear()                # operands replaced: what stayed may move now
+            settled.clear()
+            summaries.clear()
             fixed = set(phis)
         if not moved:
             continue
+        settled.discard(id(pre))
         last = pre.instrs[-1] if pre.instrs else None
         at = len(pre.instrs) - 1 if last is not None and last.opcode == "bra" else len(pre.instrs)
         pre.instrs[at:at] = moved
