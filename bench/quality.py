@@ -314,6 +314,9 @@ def report(corpus_name: str, rows: list, skipped: list, args, held: set | None =
             g_rows = [r for r in rows if groups.get(r[0]) == group]
             if g_rows:
                 print(f"  {group} ({len(g_rows)}): " + _FIGURES.format(**_figures(g_rows)))
+    sm = [ratio(m, "sm_cycles") for _, m in rows if m["sm_cycles"][1]]
+    print(f"SM cycles above 1.25x ptxas: {sum(1 for r in sm if r > 1.25)}/{len(sm)}; "
+          f"registers above 1.05x: {sum(1 for _, m in rows if ratio(m, 'regs') > 1.05)}/{len(rows)}")
     for key in ("cycles", "sm_cycles", "insts"):
         worst = sorted(rows, key=lambda r: -ratio(r[1], key))[:args.worst]
         if worst:
@@ -337,6 +340,9 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="print every kernel, not only the summary")
     ap.add_argument("--no-sm-model", action="store_true", help="skip the SM-level model's column")
     ap.add_argument("--by-file", action="store_true", help="also a geomean per source file (kernel class)")
+    ap.add_argument("--exclude-limit", type=int, default=None, metavar="M",
+                    help="leave out the kernels a --limit M run measures (a held-out set: "
+                         "--limit 120 --exclude-limit 40 --worst 0 is tinygrad's 80 beyond the tuned 40)")
     ap.add_argument("--held-back", action="store_true",
                     help="only the held-back quarter of each corpus (never tuned on)")
     ap.add_argument("--ours-option", action="append", default=[], metavar="NAME=VALUE",
@@ -358,7 +364,11 @@ def main(argv=None) -> int:
             entries = [e for e in entries if args.match in corpus.describe(e)[0]]
         if args.held_back:
             entries = [e for e in entries if corpus.held_back(e)]
-        for entry in spread(entries, limit or None):
+        chosen = spread(entries, limit or None)
+        if args.exclude_limit:
+            excluded = {id(e) for e in spread(entries, args.exclude_limit)}
+            chosen = [e for e in chosen if id(e) not in excluded]
+        for entry in chosen:
             m = measure(corpus, entry, args.arch)
             label, _, _, filename = corpus.describe(entry)
             if corpus.held_back(entry):

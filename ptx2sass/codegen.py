@@ -345,7 +345,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         remat_invariants(mf, solved=solved)
         if sink_to_successor(mf):
             solved = {}
-        pre_schedule(mf, limit, solved)
+        pre_schedule(mf, limit, solved, bounded=limit is not None or bool(
+            _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")))
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(
         mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)

@@ -43,6 +43,12 @@ FAR_LOADS = frozenset({"LDG", "LD"})
 FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
 CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency order stops
                              # adding registers (an instruction may add several at once)
+# Registers the capped latency order may fill (loads in flight and what they feed) when the
+# register limit leaves room: an unrolled reduction keeps that many loads in flight where
+# PRESSURE_LIMIT - CAP_MARGIN (40) let ten 128-bit loads go at a time, each next load waiting
+# for the consumer of an earlier one (tinygrad logsumexp, 50 trips of ld.v4 fully unrolled:
+# SM model 4396 cycles at 40, 2923 at 88; ptxas, 8-20 loads in flight in 94 registers: 2849).
+LOAD_WINDOW = 88
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -397,7 +403,31 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 return best[1]
             if waiting:
                 return None      # only compares are ready: wait for something else
+            if capped and r_cur[0] >= register_limit:
+                return _least_adding(ready)
         return pop(ready)
+
+    def _least_adding(ready) -> int:
+        """Nothing ready frees a register: the one adding the fewest, a value's registers
+        shared out among its readers still to come. A value read in parts (the halves of
+        an `ld.v4.b16`'s 64 bits, each taken out by a PRMT that adds a register before
+        the max that frees them) is freed only after several instructions that each add:
+        the priority order then issued the next load instead, and the unrolled loop's
+        loads filled the registers with none consumed (tinygrad max_axis1_float16, 25 trips
+        fully unrolled: pressure 103 against a cap of 40, so the source order was kept,
+        one load at a time)."""
+        def key(item):
+            j = item[1]
+            born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
+                       and (rreaders.get(v, 0) > 0 or v in live_after))
+            shared = sum(width[v] / rreaders[v] for v in set(rreads[j])
+                         if v in live_r and v not in live_after and rreaders.get(v, 0) > 0)
+            full = len(live_p) >= PREDICATE_LIMIT and _adds_predicates(j) > 0
+            return (full, born - shared, item)
+        best = min(ready, key=key)
+        ready.remove(best)
+        heapq.heapify(ready)
+        return best[1]
 
     def issued(j: int) -> None:
         if capped:
@@ -565,16 +595,19 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
     return [region[j] for j in reversed(order)]
 
 
-def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> int:
+def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
+                     far: int = 0) -> int:
     """Cycles to issue the list in order, one per cycle, each waiting for its producers'
-    latencies (the latency table's; a load's is its L1 hit): what a reordering must beat."""
+    latencies (the latency table's; a load's is its L1 hit): what a reordering must beat.
+    `far`: a global load's result arrives that many cycles after it issues at the least."""
     succs, _ = _dependences(instrs, vfile, False, lat)
     ready = [0] * len(instrs)
     t = 0
     for j in range(len(instrs)):
         t = max(t + 1, ready[j])
+        slow = far if instrs[j].opcode in FAR_LOADS else 0
         for k, latency in succs[j]:
-            ready[k] = max(ready[k], t + latency)
+            ready[k] = max(ready[k], t + max(latency, slow if latency > 1 else latency))
     return t
 
 
@@ -683,13 +716,22 @@ def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, la
     return out, _pressure(out, units_out, width, fresh, units, live_count)
 
 
-def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict | None = None) -> int:
+def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict | None = None,
+                 bounded: bool = False) -> int:
     """Reorder each block's movable regions; returns the number of blocks reordered.
     `register_limit`: what the allocator must fit (None: the file's 255). `solved`: the
     liveness of this very code where a pass before has it (`fresh`, `live_out`,
-    `units_out`: `isel.remat_invariants`'s facts when nothing changed since)."""
+    `units_out`: `isel.remat_invariants`'s facts when nothing changed since). `bounded`: the
+    kernel says how many registers it may use (its block size, `.maxnreg`, -maxrregcount), so
+    the capped order may fill up to LOAD_WINDOW of them; otherwise it stops at
+    PRESSURE_LIMIT - CAP_MARGIN, as 64 registers let any block size launch (a 48-step f64
+    dot product of tests/test_pre_schedule_capped.py: 92 registers at the window, which a
+    1024-thread block cannot launch with; ptxas: 38)."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
+    window = PRESSURE_LIMIT - CAP_MARGIN
+    if bounded:
+        window = max(window, min(LOAD_WINDOW, budget - CAP_MARGIN))
     lat = model_for(mf.target) if mf.target is not None else latency_model("ampere")
     vfile = {v.id: v.cls for v in mf.vregs}
     width = {v.id: v.width for v in mf.vregs if v.cls == "R"}
@@ -709,6 +751,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             continue
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
+        allowed = PRESSURE_LIMIT
         out = _reorder_block(b.instrs, live_before,
                              lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
                                                                             tied, p_ids=p_ids))
@@ -730,21 +773,28 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         elif after > max(before, PRESSURE_LIMIT):
             # the latency order needs too many registers (a fully unrolled dot product loads
             # every operand first) while the source order waits for each load in turn: the
-            # latency order capped at the limit keeps as many loads in flight as it allows
-            capped = _reorder_block(b.instrs, live_before,
-                                    lambda region, after, before: _schedule_region(
-                                        region, vfile, lat, after, before, tied, width,
-                                        PRESSURE_LIMIT - CAP_MARGIN, p_ids))
-            capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
-            if (capped_pressure <= max(before, PRESSURE_LIMIT)
-                    and _in_order_cycles(capped, vfile, lat) < _in_order_cycles(b.instrs, vfile, lat)):
-                out, after = capped, capped_pressure
+            # latency order capped at the window keeps as many loads in flight as it allows
+            base = _in_order_cycles(b.instrs, vfile, lat)
+            tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
+            best_far = None
+            for cap in tries:
+                capped = _reorder_block(b.instrs, live_before,
+                                        lambda region, after, before: _schedule_region(
+                                            region, vfile, lat, after, before, tied, width, cap, p_ids))
+                capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
+                if (capped_pressure <= max(before, cap + CAP_MARGIN)
+                        and _in_order_cycles(capped, vfile, lat) < base):
+                    far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
+                    if best_far is None or far < best_far:
+                        best_far = far
+                        out, after = capped, capped_pressure
+                        allowed = cap + CAP_MARGIN
         if out == b.instrs:
             continue
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
         p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
-        if after <= max(before, PRESSURE_LIMIT) and p_after <= max(p_before, PREDICATE_LIMIT):
+        if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
             b.instrs = out
             changed += 1
     return changed

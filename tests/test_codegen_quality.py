@@ -247,7 +247,7 @@ ret;
 
 
 def _copies(trips: int) -> int:
-    """Bodies per exit test of a loop of more than 32 trips: the largest count from 32 down to
+    """Bodies per exit test of a loop of more than 64 trips: the largest count from 32 down to
     3 that divides it (both loops here are small enough for 32 copies)."""
     return next((k for k in range(32, 2, -1) if trips % k == 0 and trips >= 2 * k), 1)
 
@@ -257,7 +257,7 @@ def _copies(trips: int) -> int:
                                           (3, 256),
                                           (64, 16), (96, 16)])
 def test_counted_loops_unrolled_equal_ptxas(trips, rtrips):
-    """Unrolled fully (trips <= 32), the largest of 32 down to 3 iterations per exit test that
+    """Unrolled fully (trips <= 64, as ptxas does), the largest of 32 down to 3 iterations per exit test that
     divides a longer count, or left alone, ours equals ptxas bit for bit; the tinygrad reduction no longer
     waits for each load before issuing the next (cycles within 1.3x of ptxas's, before:
     about 6x). Over 256 values (ptxas unrolls it fully) the emulated cycles are within 1.3x
@@ -278,8 +278,8 @@ def test_counted_loops_unrolled_equal_ptxas(trips, rtrips):
     assert outs[0].tobytes() == outs[1].tobytes()
     mine = _instructions(sass_listing(ours))
     loads = sum(1 for o in mine if o.startswith("LDG"))
-    first = rtrips if rtrips <= 32 else _copies(rtrips)      # (up to 32 trips: unrolled fully)
-    second = trips if trips <= 32 else _copies(trips)
+    first = rtrips if rtrips <= 64 else _copies(rtrips)      # (up to 64 trips: unrolled fully)
+    second = trips if trips <= 64 else _copies(trips)
     assert loads == first + second, mine
     if rtrips <= 16 and trips <= 16:
         assert not [o for o in mine if "BRA" in o]
@@ -412,7 +412,16 @@ def test_tinygrad_tensor_core_accumulators_in_place(name):
     cubin = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", name), "sm_89", filename=name)[0]
     hmmas = [o for o in _instructions(sass_listing(cubin)) if o.startswith("HMMA")]
     assert len(hmmas) >= 16
-    for o in hmmas:
-        operands = [x.strip() for x in o.split(" ", 1)[1].split(",")]
-        assert operands[0] == operands[3], o
+    ops = _instructions(sass_listing(cubin))
+    if [o for o in ops if o.startswith("BRA")][:-1]:            # still a loop: in place
+        for o in hmmas:
+            operands = [x.strip(" ;") for x in o.split(" ", 1)[1].split(",")]
+            assert operands[0] == operands[3], o
+    else:
+        # fully unrolled (FULL_INSTRUCTIONS 1000; SM model 4892 -> 3829 and 5178 -> 5082
+        # cycles, ptxas 3541 and 6042): the accumulators may move on to fresh registers;
+        # no more moves than ptxas's code has
+        theirs = _instructions(sass_listing(oracle.ptxas(ptx).output))
+        count = lambda listing: sum(1 for o in listing if "MOV" in o.split(" ")[0])   # noqa: E731
+        assert count(ops) <= count(theirs), (count(ops), count(theirs))
     assert_tinygrad_matches_ptxas(entry, cubin)

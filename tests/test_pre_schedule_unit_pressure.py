@@ -59,11 +59,11 @@ def test_block_pressure_is_the_allocators(name, monkeypatch):
         counted.append((instrs, got))
         return got
 
-    def check(mf, limit=None, solved=None):
+    def check(mf, limit=None, solved=None, **options):
         peaks = {id(b.instrs): _allocator_peak(mf, bi, b) for bi, b in enumerate(mf.blocks)}
         blocks = {id(b.instrs): b.name for b in mf.blocks}
         counted.clear()
-        n = real_schedule(mf, limit, solved)
+        n = real_schedule(mf, limit, solved, **options)
         # the first count of a block's own instruction list is its source order's
         for instrs, got in counted:
             if id(instrs) in peaks:

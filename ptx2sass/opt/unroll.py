@@ -15,7 +15,7 @@ A loop qualifies when it is innermost and simple: a header H ending in a conditi
 a body block B that branches straight back (or H branching to itself), entered from one
 preheader; its trip count is found by evaluating H's induction arithmetic from the phis'
 constant initial values (integer add/sub/mul/mad/shl/and/or/xor/shr, setp), at most
-MAX_TRIPS times and MAX_INSTRUCTIONS instructions in all. The copies are straight-line code in
+MAX_TRIPS times and FULL_INSTRUCTIONS instructions in all. The copies are straight-line code in
 H: per iteration the phis become movs of the previous copy's values (constants then propagate),
 the branches go, and uses after the loop take the last copy's values.
 """
@@ -25,11 +25,12 @@ from ptx2sass import ir
 from ptx2sass.opt.fold import _fold, signed_value
 from ptx2sass.opt.uses import substitute
 
-# loops of up to MAX_TRIPS trips unroll fully when the copies fit MAX_INSTRUCTIONS (32, was 16:
-# tinygrad max_axis1's 25 trips of 128-bit loads ran 5 copies per exit test, SM model 1.83x
-# ptxas's, which unrolls it fully; fully 1.29x); those of up to FULL_ONLY_TRIPS that do not fit
-# stay loops, longer ones run copies per exit test (cnn_forward's 25-trip loop: 5 copies)
-MAX_TRIPS = 32
+# loops of up to MAX_TRIPS trips unroll fully when the copies fit FULL_INSTRUCTIONS (64, was
+# 32: tinygrad logsumexp's 50 trips of 128-bit loads ran 10 copies per exit test, five waits for
+# memory, SM model 1.68x ptxas's, which unrolls it fully (ptxas 13.5 unrolls such a loop fully
+# up to at least 300 trips); fully, with the pre-scheduler's LOAD_WINDOW: 1.03x); those of up
+# to FULL_ONLY_TRIPS that do not fit stay loops, longer ones run copies per exit test
+MAX_TRIPS = 64
 FULL_ONLY_TRIPS = 16
 # longer loops: the body this many times per exit test, the first that divides the count and
 # fits MAX_INSTRUCTIONS. Up to 32: a reduction over 256 or 1024 elements with few threads is
@@ -44,6 +45,10 @@ MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 # load-heavy body outgrow the pre-allocation scheduler's 64 live registers and its loads go
 # back to one at a time: tinygrad matvec with 16 copies, 4.6x ptxas's SM cycles)
 MAX_INSTRUCTIONS = 400
+# instructions of a fully unrolled loop: straight-line code the pre-scheduler keeps loads of
+# in flight up to its LOAD_WINDOW (cnn_forward's 25 trips, 534 SASS instructions: SM model
+# 3877 cycles as 5 copies per exit test, 2855 fully; ptxas 3388 with 893 instructions)
+FULL_INSTRUCTIONS = 1000
 # registers the copies' loads may hold at once: the same limit for loads of 64-bit values
 # (32 copies of a 64-bit sum on sm_90: 3.5x ptxas's SM cycles, 16: below 8's)
 MAX_LOADED_WORDS = 48
@@ -194,7 +199,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
             return False
         return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
-    if size > MAX_INSTRUCTIONS or (runs > FULL_ONLY_TRIPS and _narrow_loads(h.instrs + body_instrs)):
+    if size > FULL_INSTRUCTIONS:
         # too long to unroll fully: copies per exit test instead, as for longer loops
         return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
@@ -241,15 +246,6 @@ class _Blocks:
 
     def __init__(self, fn: ir.Function, skip: ir.Block):
         self.blocks = [b for b in fn.blocks if b is not skip]
-
-
-def _narrow_loads(instrs: list[ir.Instr]) -> bool:
-    """Whether a load among `instrs` reads elements narrower than 32 bits. Loops of 17-32 trips
-    of such loads stay partial: tinygrad max_axis1_float16__r_2_32_25_4 (25 trips of
-    `ld.v4.b16`) unrolled fully came out in source order, one LDG.64 at a time, SM cycles
-    2795 -> 7979 (cause not found)."""
-    return any(i.opcode in ("ld", "ldu") and d.type in ir.TYPES and ir.type_bits(d.type) < 32
-               for i in instrs for d in i.dests)
 
 
 def _loaded_words(instrs: list[ir.Instr]) -> int:
