@@ -17,6 +17,7 @@ RULES = {
     "34004672": "HSET2 -> SUST's data 4",
     "34005581": "CS2R -> I2F.U64 5",
     "37000480": "CS2R -> STL.128's data 5 (sm_80)",
+    "37003564": "CS2R -> SUST.64's data 4 (sm_80)",
 }
 
 
