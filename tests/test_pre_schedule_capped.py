@@ -14,7 +14,9 @@ from ptx2sass.emu.launch import run
 STEPS = 48
 
 
-def _ptx() -> str:
+def _ptx(directives: str = "") -> str:
+    """The STEPS-step f64 dot product; `directives` go after the entry's parameter list
+    (tests/test_pre_schedule_load_window.py: `.maxntid 64`)."""
     body = []
     for k in range(STEPS):
         body.append(f"ld.global.f64 %a{k}, [%rd5+{8 * k}];")
@@ -24,7 +26,7 @@ def _ptx() -> str:
 .target sm_89
 .address_size 64
 .visible .entry k(.param .u64 out, .param .u64 a, .param .u64 x)
-{{
+{directives}{{
 .reg .b32 %r<4>;
 .reg .b64 %rd<10>;
 .reg .f64 %a<{STEPS}>;

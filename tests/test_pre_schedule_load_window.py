@@ -27,6 +27,7 @@ from ptx2sass.emu.timing.model import from_result
 from ptx2sass.emu.timing.trace import Tee
 from ptx2sass.encoder.cubin import read_cubin
 from ptx2sass.sched import pre_schedule
+from test_pre_schedule_capped import STEPS, _ptx
 
 ELEMENTS = {   # PTX type, load/store type, bytes, NumPy type, -inf
     "f32": ("f32", "f32", 4, np.float32, "0fFF800000"),
@@ -132,41 +133,10 @@ def test_narrow_loads_in_flight_under_the_small_cap(monkeypatch):
     assert mine <= 1.35 * theirs, (mine, theirs)
 
 
-STEPS = 48
-
-
 def _fma_chain() -> str:
-    body = []
-    for k in range(STEPS):
-        body.append(f"ld.global.f64 %a{k}, [%rd5+{8 * k}];")
-        body.append(f"ld.global.f64 %b{k}, [%rd6+{8 * k}];")
-        body.append(f"fma.rn.f64 %acc{k + 1}, %a{k}, %b{k}, %acc{k};")
-    return f""".version 8.0
-.target sm_89
-.address_size 64
-.visible .entry k(.param .u64 out, .param .u64 a, .param .u64 x)
-.maxntid 64
-{{
-.reg .b32 %r<4>;
-.reg .b64 %rd<10>;
-.reg .f64 %a<{STEPS}>;
-.reg .f64 %b<{STEPS}>;
-.reg .f64 %acc<{STEPS + 1}>;
-ld.param.u64 %rd1, [out];
-ld.param.u64 %rd2, [a];
-ld.param.u64 %rd3, [x];
-mov.u32 %r1, %tid.x;
-mul.wide.u32 %rd4, %r1, {8 * STEPS};
-add.s64 %rd5, %rd2, %rd4;
-mov.b64 %rd6, %rd3;
-mov.f64 %acc0, 0d0000000000000000;
-{chr(10).join(body)}
-mul.wide.u32 %rd7, %r1, 8;
-add.s64 %rd8, %rd1, %rd7;
-st.global.f64 [%rd8], %acc{STEPS};
-ret;
-}}
-"""
+    """test_pre_schedule_capped's 48-step f64 dot product in a kernel that bounds its
+    registers (`.maxntid 64`), so the wider window may apply."""
+    return _ptx(".maxntid 64\n")
 
 
 def test_serial_chain_keeps_the_small_cap():
