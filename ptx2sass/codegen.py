@@ -347,6 +347,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
             solved = {}
         pre_schedule(mf, limit, solved, bounded=limit is not None or bool(
             _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")))
+        del solved          # (not held through register allocation, the compile's peak)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(
         mf, frame, limit, abi.link_target_saves if not fn.is_entry and abi.is_linkable(fn) else None)
