@@ -58,6 +58,8 @@ CASES = [
      "set.eq.ftz.s32.f16x2", 0x0000FFFF, 0xFFFFFFFF, 32, (0x0000FFFF, 0xFFFFFFFE)),
     ("test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load", "M8N8K4_OF_A_U16_LOAD_BESIDE_A_HALF",
      "private atomic word", 0x42004200, 0x45004500, 64, (0x42004200, 0x42004200)),
+    ("test_sad_s16_adds_the_sign_extended_byte", "SAD_S16_OF_SIGNED_BYTE",
+     "sad.s16", 2, 0x102, 16, (2, 0x103)),
     ("test_neg_f32_of_an_integer_set_result_is_a_nan", "NEG_OF_AN_INTEGER_SET",
      "neg.f32", 0x7FFFFFFF, 0x00000001, 32, (0x7F800000, 0x00000001)),
     ("test_neg_f32_of_an_integer_set_result_is_a_nan", "NEG_OF_SET_F32",
@@ -229,6 +231,9 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 27 (sm_86), seed 38000021: `sad.s16 d, a, a, c` of an `ld.param.s8` c: ours
+    # sign-extends the byte, ptxas masks it to 0xff (test_sad_s16_adds_the_sign_extended_byte)
+    ("sad_s16_of_s8_parameter_s38000021.ptx", "sad.s16 adds a signed byte parameter zero-extended"),
     # campaign 25 (sm_103): seed 36005660 (cvt.sat.f32.f16 of a saturated s16: ours 0, ptxas
     # NaN), 36005150 (sin.approx of a folded constant: ours 0, ptxas -0.709)
     ("sat_f32_of_sat_s16_s36005660.ptx", "saturating f32 convert of a saturated s16 keeps the NaN"),
