@@ -83,6 +83,80 @@ def register_layout(types: list[str], what: str, function: str) -> list[tuple[in
     return out
 
 
+# The link-time convention (calls to other modules' functions, our link targets, -g's
+# out-of-line functions; measured with ptxas 13.5.37 -c on sm_86, sm_89, sm_90, sm_100 and
+# sm_120, the same rule on each): only R4..R15 carry arguments. Each value in declaration
+# order takes the lowest free run of registers there aligned to its width (64-bit: an even
+# pair), so a later 32-bit value fills the hole an aligned pair left (`b32, b64, b32`: R4,
+# R6:R7, R5); one that finds no run goes to the outgoing area at the next offset aligned to
+# its size, in declaration order, never back-filled (8/16-bit values take a 4-byte slot). The
+# area lies at the bottom of the caller's frame (R1 + 0 at the CALL; its size, rounded to 8,
+# is part of the frame); the callee reads it at [R1 + its own frame size + offset].
+LINK_LAST_REGISTER = 15
+OUTGOING_AREA = "@outgoing"          # the caller's frame slot (a placement name, not PTX)
+AREA_ALIGN = 8
+# A callee's incoming stack argument is addressed [R1 + INCOMING + offset] until the frame
+# is final (ptx2sass.codegen adds the frame size in place of INCOMING): never encodable.
+INCOMING = 1 << 40
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one value travels: `register` (its first, `width` 32-bit registers) or, with
+    `register` None, at byte `offset` of the outgoing area."""
+    register: int | None
+    width: int
+    offset: int = 0
+
+
+def link_layout(types: list[str], what: str, function: str) -> tuple[list[Place], int]:
+    """The link-time convention's places for values of PTX `types` (see above) and the
+    outgoing area's size in bytes (0: everything in registers)."""
+    free = [True] * (LINK_LAST_REGISTER + 1)
+    out, end = [], 0
+    for ty in types:
+        if ty == "pred":
+            raise CompileError(f"predicate {what} of the out-of-line function `{function}` not supported yet")
+        width = max(1, type_bits(ty) // 32)
+        at = next((r for r in range(FIRST_ARGUMENT, LINK_LAST_REGISTER + 2 - width, width)
+                   if all(free[r:r + width])), None)
+        if at is None:
+            offset = (end + 4 * width - 1) // (4 * width) * (4 * width)
+            out.append(Place(None, width, offset))
+            end = offset + 4 * width
+        else:
+            free[at:at + width] = [False] * width
+            out.append(Place(at, width))
+    return out, (end + AREA_ALIGN - 1) // AREA_ALIGN * AREA_ALIGN
+
+
+def link_registers(types: list[str], what: str, function: str) -> list[tuple[int, int]]:
+    """(first register, width) of values the link-time convention must pass in registers
+    (results: ptxas returns what does not fit through memory, not done here)."""
+    places, area = link_layout(types, what, function)
+    if area:
+        raise CompileError(f"{what}s of the out-of-line function `{function}` past R{LINK_LAST_REGISTER} "
+                           f"(returned through memory) not supported yet")
+    return [(p.register, p.width) for p in places]
+
+
+def outgoing_area(fn, functions: dict) -> int:
+    """The bytes `fn`'s calls by the link-time convention pass on the stack, at most
+    (`functions`: name -> ir.Function of the module's functions and extern declarations):
+    calls of bodiless functions and of link targets."""
+    area = 0
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
+                continue
+            callee = functions.get(ins.srcs[0].name)
+            if callee is None or (callee.blocks and not is_linkable(callee)) \
+                    or any(p.size * 8 > type_bits(p.type) for p in callee.params):
+                continue
+            area = max(area, link_layout(slot_types(callee.params), "argument", callee.name)[1])
+    return area
+
+
 def packed_groups(params) -> list[list[int]]:
     """Indices of `params` (ir.Params) by the register value they travel in: the elements
     of a `.reg` vector of 8/16-bit elements (its IR parameters `a.x`, `a.y`, …) pack
