@@ -269,12 +269,15 @@ def is_linkable(function) -> bool:
 
 def prototype_string(function) -> str:
     """ptxas's `.nv.prototype` string of a function (`#` + result + parameters; `v` no
-    result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `b<N>` an N-byte `.param` array):
+    result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `h` b16/f16, `b` b8, `b<N>` an
+    N-byte `.param` array):
     `#iil` for `(.param .b32 r) f(.param .b32 x, .param .b64 y)`."""
     def code(p) -> str:
         bits = type_bits(p.type)
         if p.size * 8 > bits:
             return f"b{p.size}"
+        if bits in (8, 16) and p.type.startswith(("b", "f")):
+            return "b" if bits == 8 else "h"        # `.b8`; `.b16`/`.f16` (measured)
         if bits not in (32, 64):
             raise CompileError("In ABI compilation, passing predicate, 8-bit and 16-bit parameters "
                                "to device functions is not supported")
