@@ -228,7 +228,8 @@ def test_stack_arguments_link_and_run(name, caller_by, callee_by, arch, tmp_path
     linked = _nvlink(build[caller_by](caller, arch), build[callee_by](callee, arch), tmp_path=tmp_path, arch=arch)
     data = _data(types, hash(name) & 0xFFFF)
     want = reference(types, data, ret)
-    run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=False)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
     got = int(data[0]) if ret == "b64" else int(data[0]) & 0xFFFFFFFF
     assert got == want
 
@@ -241,7 +242,8 @@ def test_register_hole_links_and_runs(tmp_path):
                      _ptxas_c(_header(arch) + callee_ptx(types), arch), tmp_path=tmp_path, arch=arch)
     data = _data(types, 7)
     want = reference(types, data, "b32")
-    run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=False)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
     assert int(data[0]) & 0xFFFFFFFF == want
 
 
@@ -275,7 +277,8 @@ def test_link_target_receives_and_passes_stack_arguments(g_by, arch, tmp_path):
     data = _data(G_TYPES, 11)
     f_args = np.array([data[k] for k in order], dtype=np.uint64)
     want = (reference(f_types, f_args, "b32") + 1) & 0xFFFFFFFF
-    run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=False)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
     assert int(data[0]) & 0xFFFFFFFF == want
 
 
@@ -288,7 +291,8 @@ def test_own_link_target_with_stack_arguments_in_one_module(arch, tmp_path):
     linked = _nvlink(_ours_c(ptx, arch), tmp_path=tmp_path, arch=arch)
     data = _data(types, 3)
     want = reference(types, data, "b64")
-    run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
     assert int(data[0]) == want
 
 
