@@ -30,13 +30,19 @@ ptxas chooses some of these registers per call graph; this convention fixes them
 
 A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers,
 or registers past the calling function's register limit (ptx2sass.codegen), is refused.
-ptxas (13.5.37, sm_89) passes only R4..R15 in registers, in declaration order, a value that
-does not fit there (a 64-bit one at odd R15) at the next naturally aligned offset of an
-area the caller opens at the bottom of its frame (`IADD3 R1, R1, -size`; `STL [R1+off]`), a
-later smaller value still filling the register left free; the callee reads them at
-`[R1 + its own frame size + off]` after its saves. Our whole-program convention keeps them
-all in registers; the link-time one (calls to other modules) is ptxas's and refuses
-arguments past R15 (not done: the stack area).
+That is the whole-program convention (both sides ours). The link-time one (calls of other
+modules' functions with -c, our own link targets, -g's out-of-line functions) is ptxas's,
+measured with 13.5.37 -c on sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120 (`link_layout`):
+R4..R15 first-fit by alignment, the rest in an outgoing area at the bottom of the caller's
+frame (reserved by ptx2sass.variables.kernel_layout before the frame's other slots, stored
+with `STL [R1+off]` before the CALL), which the callee reads at [R1 + its frame size + off]
+(`INCOMING`, resolved by ptx2sass.codegen once the frame is final). Results must fit the
+registers: ptxas returns a larger one (a struct over 12 words) through memory, the caller
+passing the buffer's local address in R4 and the arguments moving up by one register (not
+done here: refused). Struct (`.param .b8 x[N]`) arguments of extern functions are refused;
+ptxas passes one as a unit (its words from a register aligned to its alignment / 4, or the
+whole struct on the stack, never split), which our link targets' flattened words do not
+follow where a later argument would back-fill a hole or a struct would cross R15.
 
 Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
 address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
@@ -224,7 +230,7 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
 # makes them for sm_8x and as its callees expect them (seen: a ptxas-compiled `.visible
 # .func` under register pressure uses R0..R15 and R32 up without saving them, keeps
 # R16..R31 but R20/R21 untouched, returns with `RET.ABS.NODEC R20`): arguments and results
-# from R4 as above, the absolute return address in R20:R21 (`MOV R20, 32@lo((k +
+# placed by `link_layout` (R4..R15, then the stack), the absolute return address in R20:R21 (`MOV R20, 32@lo((k +
 # .L@srel))`, `MOV R21, 32@hi(...)`: relocations against the kernel's symbol with the return
 # point's offset as addend), `CALL.ABS.NOINC `(callee)` (a relocation against the undefined FUNC
 # symbol: R_CUDA_ABS47_34 on sm_75-89, type 0x4b from sm_90, Target.call_relocation). Values live across the call stay in R16..R31 (not
@@ -233,7 +239,7 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
 EXTERN_RETURN_ADDRESS = 20
 # Our own `.visible .func`s in relocatable output are such link targets (ptxas -c compiles
 # each once, in its own `.text.<f>` section, and calls it through the relocation even from
-# the same module): arguments from R4, the return address in R20:R21, `RET.ABS.NODEC R20`,
+# the same module): arguments by `link_layout`, the return address in R20:R21, `RET.ABS.NODEC R20`,
 # saving the registers it writes that `link_target_saves` names, reading the global-memory
 # descriptor itself. ir.Function.attributes[LINKABLE] marks them.
 LINKABLE = "linkable"

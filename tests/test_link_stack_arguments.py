@@ -182,8 +182,8 @@ def _expected_words(types: list[str]) -> set[int]:
     return out
 
 
-@pytest.mark.parametrize("arch", ["sm_86", "sm_90", "sm_100"])
-@pytest.mark.parametrize("name", list(SIGNATURES))
+@pytest.mark.parametrize("name, arch", [(n, a) for n in SIGNATURES for a in ("sm_86", "sm_90", "sm_100")]
+                         + [(n, a) for n in ("hole", "stack_order") for a in ("sm_80", "sm_120")])
 def test_call_layout_is_ptxas(name, arch):
     """Every argument word of the call sits where ptxas's caller puts it (register or
     outgoing-area offset), and the frame ptxas opens for it is ours too."""

@@ -21,6 +21,11 @@ What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
   copies the results into R4.. and the return address back into R2:R3 before
   `RET.REL.NODEC R2`. The frame, saves and restores are added once registers are known
   (codegen).
+* a call by the link-time convention (another module's function, our link targets, -g):
+  arguments where ptx2sass.abi.link_layout puts them, R4..R15 first-fit, the rest stored
+  with `STL [R1+off]` into the outgoing area at the bottom of the caller's frame
+  (`store_outgoing`); a link target loads its stack arguments above its own frame
+  (`begin_function`, offsets completed by codegen once the frame is known);
 * `call (r), %fp, (a), proto` through a function pointer: `LDC.64 Rt, c[0x2][Rfp]` reads the
   code offset from the kernel's pointer table (ptx2sass.abi), then `CALL.REL.NOINC Rt
   `(kernel)`; argument and result registers follow the values' own types.
