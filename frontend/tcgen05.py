@@ -73,15 +73,74 @@ def target_problems(ins: ast.Instruction, target: str) -> list[str]:
     return out
 
 
-def problems(ins: ast.Instruction) -> list[str]:
-    """ptxas's errors for a tcgen05 instruction's modifiers and operands."""
+def problems(ins: ast.Instruction, register_type=lambda name: None) -> list[str]:
+    """ptxas's errors for a tcgen05 instruction's modifiers and operands (`register_type`:
+    a register's declared type, for tcgen05.mma.ws's 64-bit zero-column mask)."""
     kind = ins.modifiers[0] if ins.modifiers else ""
     if kind in (".ld", ".st"):
         return _load_store_problems(ins)
     if kind in (".alloc", ".dealloc"):
         return _allocation_problems(ins)
     if kind == ".mma":
+        usage = _usage_problems(ins)
+        if usage:
+            return usage
+        if ".ws" in ins.modifiers:
+            return _ws_problems(ins, register_type)
         return _mma_problems(ins)
+    return []
+
+
+COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
+# tcgen05.mma's collector-usage spellings: `.collector::a::<op>` (A's buffer, not with .ws)
+# and `.collector::b<N>::<op>` (B's buffer N, .ws only)
+COLLECTOR_A = tuple(f".collector::a::{op}" for op in COLLECTOR_OPS)
+COLLECTOR_B = tuple(f".collector::b{n}::{op}" for n in range(4) for op in COLLECTOR_OPS)
+
+
+def _usage_problems(ins: ast.Instruction) -> list[str]:
+    """The collector-usage and `.ashift` modifiers, as ptxas 13.5 words them: an unknown
+    spelling, two of them, `.collector::a::*` or `.ashift` with `.ws` (the first named twice by
+    ptxas), `.collector::b*` without `.ws` (ptxas: a PTX 9.4 feature as well), `.ashift` with
+    A from a descriptor."""
+    mods = ins.modifiers
+    ws = ".ws" in mods
+    name = "tcgen05.mma.ws" if ws else "tcgen05.mma"
+    usage = [m for m in mods if m.startswith(".collector::")]
+    out = [f"Unknown modifier '{m}'" for m in usage if m not in COLLECTOR_A + COLLECTOR_B]
+    if out:
+        return out
+    if len(usage) > 1:
+        return ["Multiple .collector_usage modifiers specified"]
+    if mods.count(".ashift") > 1:
+        return ["Multiple .ashift modifiers specified"]
+    if ws:
+        for m in mods:
+            if m in COLLECTOR_A:
+                out += [f"Illegal modifier '{m}' for instruction '{name}'"] * 2
+            if m in (".ashift", ".cta_group::2"):
+                out.append(f"Illegal modifier '{m}' for instruction '{name}'")
+        return out
+    for m in usage:
+        if m in COLLECTOR_B:
+            out += ["Feature 'tcgen05.mma' requires PTX ISA .version 9.4 or later",
+                    f"Illegal modifier '{m}' for instruction '{name}'"]
+    if ".ashift" in mods and len(ins.operands) > 1 and not isinstance(ins.operands[1], ast.Address):
+        out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
+    return out
+
+
+def _ws_problems(ins: ast.Instruction, register_type) -> list[str]:
+    """tcgen05.mma.ws: `[d], a, b, idesc, enable[, zero-column-mask]`, the mask a 64-bit
+    register or an immediate; no disable-output-lane vector, no scale-input-d."""
+    ops = ins.operands
+    mismatch = ["Arguments mismatch for instruction 'tcgen05.mma.ws'"]
+    if len(ops) not in (5, 6) or any(isinstance(op, ast.VectorOperand) for op in ops):
+        return mismatch
+    if len(ops) == 6 and isinstance(ops[5], ast.Name):
+        kind = register_type(ops[5].name)
+        if kind is not None and kind[-2:] != "64":
+            return mismatch
     return []
 
 
