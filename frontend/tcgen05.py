@@ -102,7 +102,7 @@ def _usage_problems(ins: ast.Instruction) -> list[str]:
     """The collector-usage and `.ashift` modifiers, as ptxas 13.5 words them: an unknown
     spelling, two of them, `.collector::a::*` or `.ashift` with `.ws` (the first named twice by
     ptxas), `.collector::b*` without `.ws` (ptxas: a PTX 9.4 feature as well), `.ashift` with
-    A from a descriptor."""
+    `.collector::a::fill/use` or with A from a descriptor."""
     mods = ins.modifiers
     ws = ".ws" in mods
     name = "tcgen05.mma.ws" if ws else "tcgen05.mma"
@@ -121,6 +121,9 @@ def _usage_problems(ins: ast.Instruction) -> list[str]:
             if m in (".ashift", ".cta_group::2"):
                 out.append(f"Illegal modifier '{m}' for instruction '{name}'")
         return out
+    if ".ashift" in mods:
+        out += [f"Modifier '{m}' cannot be combined with modifier '.ashift'" for m in usage
+                if m in (".collector::a::fill", ".collector::a::use")]
     for m in usage:
         if m in COLLECTOR_B:
             out += ["Feature 'tcgen05.mma' requires PTX ISA .version 9.4 or later",
