@@ -222,10 +222,11 @@ def op_utcmma(w, s, active, mask):
     enable_op = rest.pop()
     lanes_op = rest.pop() if rest and not ws else None
     mask_op = rest.pop() if rest else None          # .WS: the zero-column mask descriptor pair
+    f = decode_idesc(op, _ur(w, idesc.ubase.index))      # faults on a sparse MMA first
     if _tmem_address(w, low):
         raise EmuFault(f"{op}: a non-zero low half of the instruction-descriptor pair "
-                       f"(tmem[UR{low.ubase.index}]) is not modelled (ptxas writes 0 for dense MMAs)")
-    f = decode_idesc(op, _ur(w, idesc.ubase.index))
+                       f"(tmem[UR{low.ubase.index}], the .sp metadata address) with a dense "
+                       "instruction descriptor (ptxas writes 0 for dense MMAs)")
     if ws:
         if f["m"] not in (32, 64, 128) or f["n"] not in (64, 128, 256):
             raise EmuFault(f"{op}.WS: M = {f['m']}, N = {f['n']} is not a tcgen05.mma.ws shape "

@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass.frontend import ast
 
 SHAPES = {".32x32b": (1, 128), ".16x64b": (1, 128), ".16x128b": (2, 64),
@@ -85,9 +87,20 @@ def problems(ins: ast.Instruction, register_type=lambda name: None) -> list[str]
         usage = _usage_problems(ins)
         if usage:
             return usage
+        shift = 0
+        if ".sp" in ins.modifiers:          # the sparsity metadata's [address] after b-desc
+            name = "tcgen05.mma.ws" if ".ws" in ins.modifiers else "tcgen05.mma"
+            if ins.modifiers.count(".sp") > 1:
+                return ["Multiple sparsity modifiers specified"]
+            ops = ins.operands
+            if len(ops) < 5 or not isinstance(ops[3], ast.Address):
+                return [f"Arguments mismatch for instruction '{name}'",
+                        f"Illegal modifier '.sp' for instruction '{name}'"]
+            ins = replace(ins, operands=ops[:3] + ops[4:])
+            shift = 1
         if ".ws" in ins.modifiers:
             return _ws_problems(ins, register_type)
-        return _mma_problems(ins)
+        return _mma_problems(ins, shift)
     return []
 
 
@@ -147,7 +160,7 @@ def _ws_problems(ins: ast.Instruction, register_type) -> list[str]:
     return []
 
 
-def _mma_problems(ins: ast.Instruction) -> list[str]:
+def _mma_problems(ins: ast.Instruction, shift: int = 0) -> list[str]:
     """scale-input-d (the immediate after enable-input-d): ptxas refuses it with
     kind::f8f6f4 (it takes it with kind::i8 and drops it) and outside [0..15]; the
     disable-output-lane vector counts as one argument."""
@@ -165,7 +178,7 @@ def _mma_problems(ins: ast.Instruction) -> list[str]:
     if value is None and isinstance(scale, ast.Name):      # a register: not an immediate
         return ["Arguments mismatch for instruction 'tcgen05.mma'"]
     if value is not None and not 0 <= value <= 15:
-        out.append(f"Argument {len(ops) - 1} of instruction 'tcgen05.mma': value '{value}' "
+        out.append(f"Argument {len(ops) - 1 + shift} of instruction 'tcgen05.mma': value '{value}' "
                    "out of range, expected to be in range [0..15]")
     if ".kind::f8f6f4" in ins.modifiers:
         out.append("Illegal modifier '.kind::f8f6f4' for instruction 'tcgen05.mma' with 'arg scale-inp-d-imm'")

@@ -210,6 +210,13 @@ FORMS = [
     "cta_group::1.kind::f8f6f4.ashift.collector::a::lastuse [%r2], [%r4], %rd2, %r4, {%r1, %r1, %r1, %r1}, %p1",
     "cta_group::2.kind::f16.ashift [%r2], [%r4], %rd2, %r4, %p1",
     "cta_group::2.kind::f16.collector::a::use [%r2], %rd1, %rd2, %r4, %p1",
+    # .sp: the same opcode, the metadata's tensor-memory address in the idesc pair's low half
+    "sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, [%r2], %r4, %p1",
+    "sp.cta_group::1.kind::f16 [%r2], [%r4], %rd2, [%r2+64], %r4, %p1",
+    "sp.cta_group::1.kind::f8f6f4 [%r2], %rd1, %rd2, [%r2], %r4, {%r1, %r1, %r1, %r1}, %p1",
+    "sp.cta_group::1.kind::f16.collector::a::fill [%r2], %rd1, %rd2, [%r2], %r4, %p1, 2",
+    "ws.sp.cta_group::1.kind::tf32.collector::b1::use [%r2], %rd1, %rd2, [%r2], %r4, %p1, %rd5",
+    "sp.cta_group::2.kind::i8 [%r2], %rd1, %rd2, [%r2], %r4, %p1",
 ]
 
 
@@ -247,6 +254,13 @@ REFUSED = [
     "cta_group::1.kind::f16.ashift.collector::a::use [%r2], [%r4], %rd2, %r4, %p1",
     "cta_group::1.kind::f16.collector::a::fill.ashift [%r2], %rd1, %rd2, %r4, %p1",
     "cta_group::1.kind::f16.collector::b0::fill [%r2], %rd1, %rd2, %r4, %p1",
+    "sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r2, %r4, %p1",
+    "sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p1",
+    "sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, [%r2], %r4, %p1, 16",
+    "sp.cta_group::1.kind::f8f6f4 [%r2], %rd1, %rd2, [%r2], %r4, %p1, 1",
+    "sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, [%r2], %r4, %p1, %r3",
+    "ws.sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, [%r2], %r4, %p1, %r3",
+    "sp.sp.cta_group::1.kind::f16 [%r2], %rd1, %rd2, [%r2], %r4, %p1",
 ]
 
 

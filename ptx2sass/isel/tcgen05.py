@@ -423,7 +423,7 @@ class TensorMemorySelection:
         `.cta_group::2` is the `.2CTA` form with an 8-register disable-output-lane group
         (compared with ptxas's text only: the emulator launches no CTA pair)."""
         ws = "ws" in ins.modifiers
-        mods = [m for m in ins.modifiers[1:] if m not in ("ws", "ashift") and not m.startswith("cta_group::")
+        mods = [m for m in ins.modifiers[1:] if m not in ("ws", "ashift", "sp") and not m.startswith("cta_group::")
                 and not m.startswith("collector::")]
         kinds = [m for m in mods if m.startswith("kind::")]
         if len(kinds) != 1 or kinds[0] not in MMA_OPCODES or len(mods) != 1:
@@ -431,6 +431,8 @@ class TensorMemorySelection:
         kind = kinds[0]
         a_usage, b_usage = collector_suffixes(ins.modifiers)
         srcs = list(ins.srcs)
+        # .sp: the sparsity metadata's tensor-memory address, the idesc pair's low half
+        sparse_meta = srcs.pop(3) if "sp" in ins.modifiers else None
         width = 8 if self.tmem_pair else 4          # the disable-output-lane vector's
         zero_mask = None
         if ws:                                      # [d], a, b, idesc, enable[, zero-column mask]
@@ -508,7 +510,10 @@ class TensorMemorySelection:
         b_op = Reg("UR", UR_MMA_B.index, gdesc=True, suffix=b_usage)
         # the instruction descriptor: the upper half of a pair whose lower half is 0
         idesc_ur = Reg("UR", UR_MMA_IDESC.index + 1)
-        self.emit("UMOV", (), [UR_MMA_IDESC, URZ], guarded=False)
+        if sparse_meta is not None:
+            tmem_operand(sparse_meta, UR_MMA_IDESC)
+        else:
+            self.emit("UMOV", (), [UR_MMA_IDESC, URZ], guarded=False)
         known = self.known_constant(idesc)
         if known is not None:
             self.emit("UMOV", (), [idesc_ur, self.imm32(known)], guarded=False)
