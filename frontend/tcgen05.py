@@ -25,8 +25,10 @@ CTA_GROUPS = (".cta_group::1", ".cta_group::2")
 
 
 def _name(ins: ast.Instruction) -> str:
-    """`tcgen05.wait` for `tcgen05.wait::ld` (ptxas names the instruction without the kind)."""
-    return "tcgen05" + (ins.modifiers[0].split("::")[0] if ins.modifiers else "")
+    """`tcgen05.wait` for `tcgen05.wait::ld` (ptxas names the instruction without the kind),
+    `tcgen05.mma.ws` for the weight-stationary MMA."""
+    return "tcgen05" + (ins.modifiers[0].split("::")[0] if ins.modifiers else "") \
+        + (".ws" if ins.modifiers[:1] == (".mma",) and ".ws" in ins.modifiers else "")
 
 
 def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
@@ -72,6 +74,9 @@ def target_problems(ins: ast.Instruction, target: str) -> list[str]:
         if m.startswith(".kind::") and not (m == ".kind::f8f6f4" and target[-1:] in ("a", "f")
                                             and 120 <= sm < 130):
             out.append(f"Feature '{m}' not supported on .target '{target}'")
+    # tcgen05.mma's `.ashift` and collector usage, after the kind, in their order
+    out += [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+            if m == ".ashift" or m.startswith(".collector::")]
     return out
 
 

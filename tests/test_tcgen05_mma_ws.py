@@ -286,3 +286,30 @@ def test_ashift_is_not_modelled_in_the_emulator():
                        np.uint64(0), np.uint64(0), np.uint32(ws_idesc("f16", 128, 32)), np.uint32(1),
                        np.uint64(0), np.uint64(0), np.zeros(4, np.uint32)]
         run(ours(ptx), "k", (1, 1, 1), (THREADS, 1, 1), launch_args)
+
+
+TARGET_FORMS = [
+    "ws.cta_group::1.kind::f16.collector::b1::use [%r2], %rd1, %rd2, %r4, %p1, %rd5",
+    "ws.cta_group::1.kind::f8f6f4 [%r2], [%r4], %rd2, %r4, %p1",
+    "ws.cta_group::1.kind::i8 [%r2], %rd1, %rd2, %r4, %p1",
+    "sp.cta_group::1.kind::f16.collector::a::use [%r2], [%r4], %rd2, [%r2+64], %r4, %p1",
+    "cta_group::1.kind::f16.ashift.collector::a::lastuse [%r2], [%r4], %rd2, %r4, %p1",
+]
+
+
+@pytest.mark.parametrize("target", ["sm_100f", "sm_103a", "sm_110a", "sm_120a", "sm_90a"])
+def test_other_targets_are_ptxas(target):
+    """The tcgen05 family targets: ptxas's line (kind::i8 refused off sm_100a/sm_110a);
+    targets without tcgen05: ptxas's errors (`tcgen05.mma.ws` named, `.ashift` and the
+    collector usage as features after the kind)."""
+    for form in TARGET_FORMS:
+        ptx = SMALL.replace("{mma}", form).replace(".target sm_100a", f".target {target}") \
+            .replace(".version 8.7", ".version 9.0")
+        theirs = oracle.ptxas(ptx.encode(), target, name="k")
+        if theirs.ok:
+            assert _mma_line(compile_ptx(ptx, target)) == _mma_line(theirs.output), form
+            continue
+        want = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+); error\s*: (.*)", theirs.stderr)]
+        with pytest.raises(CompileError) as err:
+            compile_ptx(ptx, target)
+        assert [(d.line, d.message) for d in err.value.diagnostics if d.severity == "error"] == want, form
