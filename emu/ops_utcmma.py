@@ -34,11 +34,20 @@ A model written from the PTX ISA text ("Instruction descriptor", "Shared memory 
   tcgen05.commit (UTCBAR) completes (emu.ops_tmem runs the warp's pending operations there, in
   issue order, before the mbarrier arrive-on). Reading D before that is undefined in PTX.
 
-Not modelled (a fault naming it): M = 64 and M = 256, .WS (tcgen05.mma.ws), .2CTA
-(cta_group::2), sparsity, F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
+`.WS` (tcgen05.mma.ws): `UTC?MMA.WS A, gdesc[URb], tmem[URd], tmem[URs], idesc[URi][, URz],
+UPe`, URz:URz+1 the zero-column mask descriptor (no lane mask, no scale); M = 32 / 64 / 128,
+N = 64 / 128 / 256; D in the data-path layouts G / E / D (N split into 128/M column groups,
+group g's rows in lanes g*M.., `d_layout`); B's columns from the descriptor's column shift on,
+the masked ones taken as 0 (`zero_column_mask`). Layouts E and G are read from the manual's
+figures as open-source Blackwell kernels use them: not silicon-checked either.
+
+Not modelled (a fault naming it): M = 64 and M = 256 without .ws, A in tensor memory with
+.ws M < 128, .2CTA (cta_group::2), .ASHIFT, sparsity (.sp: the metadata address is the low
+half of the idesc pair), F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
 block scaling, MN-major operands of types other than 16-bit, a non-zero base offset, the
-absolute leading-dimension mode, the collector-buffer hints (`.A_KEEP` ... are accepted and
-do nothing: they change no result)."""
+absolute leading-dimension mode. The collector-buffer hints (`.A_KEEP`, `.B_REUSE`,
+`.BUFFERn` ...) are accepted and do nothing: B (or A) is always read from memory, which is
+the same value for a program that keeps the buffered matrix in place."""
 from __future__ import annotations
 
 import numpy as np

@@ -33,7 +33,11 @@
   [, {disable-output-lane}], enable-input-d[, scale-input-d]`: once per lane in the ELECT
   loop, `UTC{H,Q,I}MMA[.2CTA] gdesc[UR8]|tmem[UR8], gdesc[UR10], tmem[UR6], tmem[UR4],
   idesc[UR5][, UR16], UP0|UPT|!UPT[, scale]` (tmem_mma). The emulator runs it at the
-  warp's next commit (emu/ops_utcmma.py).
+  warp's next commit (emu/ops_utcmma.py). `.ws`: `UTC*MMA.WS`, the optional zero-column
+  mask descriptor a UR pair before the enable (a zero immediate dropped, as ptxas does);
+  `.sp`: the metadata's tensor-memory address in the idesc pair's low half (`tmem[UR4]`);
+  `.ashift`: `.ASHIFT`; `.collector::a::op` / `.collector::bN::op`: suffixes on A / B
+  (`.A_KEEP`, `.B_REUSE.B_KEEP.BUFFER2` ...: COLLECTOR_SUFFIXES).
 
 The partition (32 bytes at the end of the reserved shared words, `Target
 .reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
