@@ -313,3 +313,42 @@ def test_other_targets_are_ptxas(target):
         with pytest.raises(CompileError) as err:
             compile_ptx(ptx, target)
         assert [(d.line, d.message) for d in err.value.diagnostics if d.severity == "error"] == want, form
+
+
+@pytest.mark.parametrize("compiler", ["ptxas", "ours"])
+def test_hazard_checker_sees_the_zero_column_mask_pair(compiler, monkeypatch):
+    """The checker is handed both registers of UTC*MMA.WS's zero-column mask pair (and the
+    descriptor pairs, the tensor-memory addresses, the idesc, the enable), so a too-early
+    read of any of them would be flagged; nothing is flagged at the MMA."""
+    from ptx2sass.emu import launch as launch_mod
+    from ptx2sass.emu.hazards import TimingModel
+    from ptx2sass.encoder.model import Mem, Reg
+    seen = {}
+
+    class Recording(TimingModel):
+        def end(self, clock, step, lanes, reads, writes):
+            if step.ins.opcode in ("UTCHMMA", "UTCQMMA", "UTCIMMA"):
+                seen.setdefault(step.offset, (step.ins, set()))[1].update(reads)
+            return super().end(clock, step, lanes, reads, writes)
+
+    real = launch_mod._attach_timing
+    monkeypatch.setattr(launch_mod, "_attach_timing",
+                        lambda launch_, check, trace, timing=None: real(launch_, check, trace, Recording))
+    m, n, desc, cols, shift = MASKS["m64"]
+    got, want, result = launch_ws("f16", m, n, mask=desc, zero_cols=cols, shift=shift, seed=45,
+                                  hazards=True, compiler=None if compiler == "ptxas" else ours)
+    assert np.array_equal(got, want)
+    assert seen
+    for off, (ins, reads) in seen.items():
+        assert "WS" in ins.modifiers
+        named = set()
+        for op in ins.operands:
+            if isinstance(op, Mem):
+                named.add(("UR", op.ubase.index))
+            elif isinstance(op, Reg) and op.file == "UR":      # descriptor and mask pairs
+                named |= {("UR", op.index), ("UR", op.index + 1)}
+            elif isinstance(op, Reg) and op.file == "UP" and op.index != 7:
+                named.add(("UP", op.index))
+        assert len([op for op in ins.operands if isinstance(op, Reg) and op.file == "UR" and not op.gdesc]) == 1
+        assert named <= reads, (off, named - reads)
+    assert not {h.offset for h in result.hazards} & set(seen)
