@@ -47,7 +47,7 @@ def tmem_place(m: int, n: int):
 
 
 def launch_ws(kind: str, m: int, n: int, *, a_tmem=False, enable=1, usage="", mask=None,
-              zero_cols=(), shift=0, seed=0, compiler=None, hazards=False):
+              zero_cols=(), shift=0, seed=0, compiler=None, hazards=False, edit=None):
     """One tcgen05.mma.ws (M x N, A from a descriptor or tensor memory, B K-major without
     swizzle, read from row `shift` on) on test_emu_utcmma.py's kernel; D read back as
     tensor-memory lanes 0..127 x the N*M/128 columns D occupies. `mask`: the zero-column mask
@@ -85,6 +85,8 @@ def launch_ws(kind: str, m: int, n: int, *, a_tmem=False, enable=1, usage="", ma
         lanes[:2] = [mask & 0xFFFFFFFF, mask >> 32]
         new = "mov.b64 %rd11, {%r40, %r41};\n  " + new + ", %rd11"
     ptx = ptx.replace(old, new + ";")
+    if edit is not None:
+        ptx = edit(ptx)
     args = [img, out, a_words, np.uint64(sdesc(A_BASE, la, sa, 0)), np.uint64(sdesc(B_BASE, lb, sb, 0)),
             np.uint32(ws_idesc(kind, m, n)), np.uint32(enable), np.uint64(0), np.uint64(0), lanes]
     result = run((compiler or ptxas)(ptx), "k", (1, 1, 1), (THREADS, 1, 1), args, hazard_check=hazards)
@@ -126,6 +128,16 @@ def test_ws_a_from_tensor_memory():
                                    ".collector::b2::lastuse", ".collector::b3::discard"])
 def test_ws_collector_usage_changes_no_value(usage):
     both("f16", 64, 64, usage=usage, seed=43)
+
+
+def test_ws_guarded_mma_and_commit():
+    """`@!%p2 tcgen05.mma.ws` / `@!%p2 tcgen05.commit` in straight-line code: only thread 0
+    issues (the mask register pair R2UR'd by the issuing lane)."""
+    def edit(p):
+        p = p.replace("  @%p2 bra ISSUED;\n", "")
+        return re.sub(r"\n  (tcgen05\.(mma|commit))", r"\n  @!%p2 \1", p)
+    m, n, desc, cols, shift = MASKS["m64"]
+    both("f16", m, n, mask=desc, zero_cols=cols, shift=shift, seed=46, edit=edit)
 
 
 # zero-column masks (PTX ISA "Zero-Column Mask Descriptor"): non-zero-mask bit 39; ones
