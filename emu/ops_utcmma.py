@@ -45,9 +45,14 @@ Not modelled (a fault naming it): M = 64 and M = 256 without .ws, A in tensor me
 .ws M < 128, .2CTA (cta_group::2), .ASHIFT, sparsity (.sp: the metadata address is the low
 half of the idesc pair), F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
 block scaling, MN-major operands of types other than 16-bit, a non-zero base offset, the
-absolute leading-dimension mode. The collector-buffer hints (`.A_KEEP`, `.B_REUSE`,
-`.BUFFERn` ...) are accepted and do nothing: B (or A) is always read from memory, which is
-the same value for a program that keeps the buffered matrix in place."""
+absolute leading-dimension mode.
+
+Collector buffers (`collector_usage`, `_collected`): A's one buffer and B's four (`.BUFFERn`)
+hold the matrix as read (B after the column shift, before the zero-column mask): `fill`
+(`.X_KEEP`) reads memory and keeps it, `use` (`.X_REUSE.X_KEEP`) and `lastuse` (`.X_REUSE`)
+read the buffer (a fault without a valid fill), `lastuse` and `discard` (no suffix, the
+default) leave it invalid. What silicon does with a buffered matrix of another shape is not
+known here (a fault)."""
 from __future__ import annotations
 
 import numpy as np
@@ -169,7 +174,39 @@ def d_layout(m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return i + m * (j // size), j % size
 
 
-def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_mask=0):
+def collector_usage(op) -> tuple[str, int]:
+    """(usage, buffer) of a UTC*MMA operand's collector suffixes as ptxas 13.5 writes them:
+    `.X_KEEP` fill, `.X_REUSE.X_KEEP` use, `.X_REUSE` lastuse, none discard; `.BUFFERn`."""
+    suffix = getattr(op, "suffix", ()) or ()
+    keep = any(x.endswith("_KEEP") for x in suffix)
+    reuse = any(x.endswith("_REUSE") for x in suffix)
+    buffer = next((int(x[6:]) for x in suffix if x.startswith("BUFFER")), 0)
+    return {(True, False): "fill", (True, True): "use", (False, True): "lastuse",
+            (False, False): "discard"}[(keep, reuse)], buffer
+
+
+def _collected(tm, opcode, key, usage, read):
+    """A matrix through the collector buffer `key` (PTX ISA, tcgen05.mma's collector usage):
+    fill reads memory and keeps it there, use/lastuse read the buffer (a previous fill must
+    still be valid: a fault otherwise), lastuse and discard leave the buffer invalid."""
+    buffers = tm.__dict__.setdefault("collector", {})
+    op, _ = usage
+    if op in ("use", "lastuse"):
+        if key not in buffers:
+            raise EmuFault(f"{opcode}: collector buffer {key[0]}{key[1]} `::{op}` without a valid "
+                           "previous `::fill` (undefined in PTX)")
+        matrix = buffers[key]
+    else:
+        matrix = read()
+    if op in ("fill", "use"):
+        buffers[key] = matrix
+    else:
+        buffers.pop(key, None)
+    return matrix.copy()
+
+
+def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_mask=0,
+             usage=(("discard", 0), ("discard", 0))):
     """The MMA itself, run when the commit completes it: reads the operands and writes D."""
     m, n = f["m"], f["n"]
     k = 32 // _BYTES[f["a"]]
@@ -178,14 +215,19 @@ def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_
     if lane + min(m * (128 // m), LANES) > LANES or col + width > COLUMNS:
         raise EmuFault(f"{opcode}: D (lane {lane}, column {col}, {m} x {n}) beyond tensor memory")
     _check_allocated(tm, col, width)
-    if a_src[0] == "tmem":
-        a_lane, a_col = a_src[1] >> 16, a_src[1] & 0xFFFF
-        _check_allocated(tm, a_col, 8)
-        A = _tmem_a(tm.cells, a_lane, a_col, m, k, f["a"])
-    else:
-        A = _smem_operand(w, m, k, f["a"], a_src[1], f["mn_a"])
+    def read_a():
+        if a_src[0] == "tmem":
+            a_lane, a_col = a_src[1] >> 16, a_src[1] & 0xFFFF
+            _check_allocated(tm, a_col, 8)
+            return _tmem_a(tm.cells, a_lane, a_col, m, k, f["a"])
+        return _smem_operand(w, m, k, f["a"], a_src[1], f["mn_a"])
     shift = zero_mask >> 56 & 0x3F            # .ws: B's columns from the column shift on
-    B = _smem_operand(w, n, k, f["b"], desc_b, f["mn_b"], shift).T
+    A = _collected(tm, opcode, ("A", 0), usage[0], read_a)
+    B = _collected(tm, opcode, ("B", usage[1][1]), usage[1],
+                   lambda: _smem_operand(w, n, k, f["b"], desc_b, f["mn_b"], shift).T)
+    if A.shape != (m, k) or B.shape != (k, n):
+        raise EmuFault(f"{opcode}: a collector buffer holds a {A.shape} / {B.shape} matrix, "
+                       f"this MMA reads {m} x {k} / {k} x {n}")
     B[:, zero_column_mask(zero_mask, m, n)] = 0
     if f["neg_a"]:
         A = -A
@@ -267,4 +309,5 @@ def op_utcmma(w, s, active, mask):
     tm = tensor_memory(w)
     cta = SimpleNamespace(cta=w.cta)         # shared memory, read when the commit completes it
     tm.pending.setdefault(w.index, []).append(
-        lambda: _compute(tm, op, f, a_src, desc_b, d_addr, enable, scale, keep, cta, zero_mask))
+        lambda: _compute(tm, op, f, a_src, desc_b, d_addr, enable, scale, keep, cta, zero_mask,
+                         (collector_usage(a), collector_usage(b))))

@@ -124,10 +124,63 @@ def test_ws_a_from_tensor_memory():
     both("f16", 128, 64, a_tmem=True, seed=42)
 
 
-@pytest.mark.parametrize("usage", [".collector::b0::fill", ".collector::b1::use",
-                                   ".collector::b2::lastuse", ".collector::b3::discard"])
-def test_ws_collector_usage_changes_no_value(usage):
+@pytest.mark.parametrize("usage", [".collector::b0::fill", ".collector::b3::discard"])
+def test_ws_collector_fill_or_discard_reads_memory(usage):
     both("f16", 64, 64, usage=usage, seed=43)
+
+
+def _refill(second: str, fill: str = "fill"):
+    """Thread 0: the MMA with `.collector::b1::<fill>`, commit, wait; B's shared memory
+    zeroed; a second MMA (enable 1) with `second` usage; every thread waits for the second
+    phase of the mbarrier."""
+    def edit(p):
+        first = next(t for t in p.splitlines() if "tcgen05.mma.ws" in t).strip()
+        mma = first.replace(".kind::f16 ", f".kind::f16.collector::b1::{fill} ")
+        again = first.replace(".kind::f16 ", f".kind::f16{second} ").replace("%p3;", "1;")
+        p = p.replace(first, f"""{mma}
+  mov.u32 %r26, bar;
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r26];
+FIRST:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;
+  @!%p4 bra FIRST;
+  tcgen05.fence::after_thread_sync;
+  mov.u32 %r29, 0;
+  mov.u32 %r27, 0;
+ZERO:
+  add.u32 %r28, %r5, %r27;
+  st.shared.v4.u32 [%r28+{B_BASE}], {{%r29, %r29, %r29, %r29}};
+  add.u32 %r27, %r27, 16;
+  setp.lt.u32 %p0, %r27, 8192;
+  @%p0 bra ZERO;
+  fence.proxy.async.shared::cta;
+  {again}""")
+        return p.replace("mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;\n  @!%p4 bra WAIT;",
+                         "mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 1;\n  @!%p4 bra WAIT;")
+    return edit
+
+
+@pytest.mark.parametrize("second,times", [(".collector::b1::use", 2), (".collector::b1::lastuse", 2),
+                                          (".collector::b1::discard", 1), ("", 1),
+                                          (".collector::b2::fill", 1)])
+def test_ws_collector_buffer_outlives_shared_memory(second, times):
+    """B filled into buffer 1, its shared memory then zeroed: a second MMA that uses or
+    last-uses buffer 1 still multiplies by B (D = 2 A @ B), one that reads memory (discard,
+    no hint = b0::discard, a fill of another buffer) by zeros (D = A @ B)."""
+    for compiler in (None, ours):
+        got, once, result = launch_ws("f16", 64, 64, enable=0, seed=47, compiler=compiler,
+                                      hazards=compiler is not None, edit=_refill(second))
+        assert np.array_equal(got, times * once), (second, compiler)
+        if compiler is not None:
+            assert not result.hazards, result.hazards[:3]
+
+
+def test_ws_collector_use_without_fill_faults():
+    """`::lastuse` / `::use` of a buffer no fill made valid: undefined in PTX, a fault here."""
+    from ptx2sass.emu.errors import EmuFault
+    with pytest.raises(EmuFault, match="without a valid previous"):
+        launch_ws("f16", 64, 64, enable=0, seed=47, edit=_refill(".collector::b1::use", fill="lastuse"))
+    with pytest.raises(EmuFault, match="without a valid previous"):
+        launch_ws("f16", 64, 64, usage=".collector::b0::use", seed=47)
 
 
 def test_ws_guarded_mma_and_commit():
