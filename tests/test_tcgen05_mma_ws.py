@@ -417,3 +417,47 @@ def test_hazard_checker_sees_the_zero_column_mask_pair(compiler, monkeypatch):
         assert len([op for op in ins.operands if isinstance(op, Reg) and op.file == "UR" and not op.gdesc]) == 1
         assert named <= reads, (off, named - reads)
     assert not {h.offset for h in result.hazards} & set(seen)
+
+
+def _refill_a(second: str):
+    """The dense MMA with `.collector::a::fill`, commit, wait; A's shared memory zeroed; a
+    second MMA (enable 1) with `second`; every thread waits for the second phase."""
+    def edit(p):
+        first = next(t for t in p.splitlines() if "tcgen05.mma." in t).strip()
+        mma = first.replace(".kind::f16 ", ".kind::f16.collector::a::fill ")
+        again = first.replace(".kind::f16 ", f".kind::f16{second} ").replace("%p3;", "1;")
+        p = p.replace(first, f"""{mma}
+  mov.u32 %r26, bar;
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r26];
+FIRST:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;
+  @!%p4 bra FIRST;
+  tcgen05.fence::after_thread_sync;
+  mov.u32 %r29, 0;
+  mov.u32 %r27, 0;
+ZERO:
+  add.u32 %r28, %r5, %r27;
+  st.shared.v4.u32 [%r28], {{%r29, %r29, %r29, %r29}};
+  add.u32 %r27, %r27, 16;
+  setp.lt.u32 %p0, %r27, {B_BASE};
+  @%p0 bra ZERO;
+  fence.proxy.async.shared::cta;
+  {again}""")
+        return p.replace("mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;\n  @!%p4 bra WAIT;",
+                         "mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 1;\n  @!%p4 bra WAIT;")
+    return edit
+
+
+@pytest.mark.parametrize("second,times", [(".collector::a::use", 2), (".collector::a::lastuse", 2),
+                                          (".collector::a::discard", 1), ("", 1)])
+def test_dense_collector_a_outlives_shared_memory(second, times):
+    """tcgen05.mma (not .ws) with A filled into its collector buffer, A's shared memory then
+    zeroed: `::use` / `::lastuse` still multiply by A (D = 2 A @ B), discard / no hint read
+    the zeros (D = A @ B); ptxas's cubin and ours."""
+    from tests.test_emu_utcmma import launch
+    for compiler in (None, ours):
+        got, once, result = launch("f16", 32, enable=0, seed=48, compiler=compiler,
+                                   hazards=compiler is not None, edit=_refill_a(second))
+        assert np.array_equal(got, times * once), (second, compiler)
+        if compiler is not None:
+            assert not result.hazards, result.hazards[:3]
