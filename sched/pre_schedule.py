@@ -824,11 +824,12 @@ def _sink_uniform_copies(instrs: list[MInstr], live_out: set[int], vfile: dict[i
                 and isinstance(ins.operands[0], VOp) and ins.operands[0].part is None
                 and isinstance(ins.operands[1], VOp) and vfile.get(ins.operands[1].reg.id) in ("UR", "UP"))
 
+    copies = {ins.operands[0].reg.id for ins in instrs if uniform_copy(ins)}
+    if not copies:
+        return False
     moved = False
-    again = True
-    while again:
-        again = False
-        for i in range(len(instrs) - 2, -1, -1):
+    # bottom up, each instruction once: a copy's reader sinks first, then the copy after it
+    for i in range(len(instrs) - 2, -1, -1):
             x = instrs[i]
             if x.guard is not None or not _movable(x) or x.opcode in MEMORY or x.opcode == IMPLICIT_DEF:
                 continue
@@ -838,7 +839,7 @@ def _sink_uniform_copies(instrs: list[MInstr], live_out: set[int], vfile: dict[i
                 continue
             srcs = {op.reg.id for _, op, d in ops if not d}
             copy = uniform_copy(x)
-            copied_in = {s for s in srcs if any(uniform_copy(y) and y.operands[0].reg.id == s for y in instrs[:i])}
+            copied_in = srcs & copies
             if not copy and not copied_in:
                 continue
             j = i + 1
@@ -859,5 +860,5 @@ def _sink_uniform_copies(instrs: list[MInstr], live_out: set[int], vfile: dict[i
                     vfile.get(s) == "P" and s not in later for s in srcs):
                 continue
             instrs.insert(j - 1, instrs.pop(i))
-            moved = again = True
+            moved = True
     return moved
