@@ -427,8 +427,15 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                 continue
             # a value uniform readers share is worth one vector copy for the others (ptxas's
             # `IMAD.U32 R, RZ, RZ, UR` / `PLOP3 P, PT, PT, PT, UP`); without them it stays
-            uniform_readers = sum(id(r) in converted for r, _, _ in reads.get(vid, ()))
-            wide = mf.vregs[vid].width > 1
+            # (a loop counter's own increment, or the copy closing its loop, is no reader
+            # that makes it worth a copy: the tests/test_cs2r_zero_pairs.py loop on sm_90
+            # had a `MOV R4, UR1` per trip for the compare)
+            own = {id(w) for w in writes[vid]}
+            uniform_readers = sum(id(r) in converted and id(r) not in own and r.opcode != COPY
+                                  for r, _, _ in reads.get(vid, ()))
+            # a 64-bit row base read only by vector instructions is worth its copies
+            # (ptxas: the IMAD.WIDE adding a lane's offset), but not once per loop trip
+            wide = mf.vregs[vid].width > 1 and all(depth[where[id(r)]] == 0 for r, _ in bad)
             if POLICY["copies"] and _copyable(writes[vid], bad, where, depth) and uniform_readers >= (
                     POLICY["wide_copy_readers"] if wide else POLICY["copy_readers"]):
                 needs_copy[vid] = bad
