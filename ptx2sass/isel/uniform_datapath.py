@@ -25,7 +25,16 @@ allocation. A virtual register becomes uniform (class "UR", or "UP" for a predic
   general register would cost a `MOV R, UR` where coalescing made it free, so such
   readers keep the value vector (codegen still lowers UR/UP copies of either direction).
 The largest set with these properties is found by removing what breaks them until nothing
-changes (a loop counter and its increment stay together). Functions with calls (which
+changes (a loop counter and its increment stay together).
+
+64-bit values (register pairs built by IMAD.WIDE or by their halves: UIMAD.WIDE.U32,
+UIADD3 with a UP carry, USHF.L.U64.HI) become UR pairs too; one that only vector
+instructions read (a row base the lane's IMAD.WIDE adds to) is still worth it outside loops,
+as ptxas computes it: the vector copy goes just before the reader (and sched/pre_schedule.py
+sinks it there again), so no general register holds the base meanwhile. A vector copy of a
+single value is made only when a uniform instruction other than the value's own increment
+or loop copy reads it. On by default where `Target.uniform_datapath_default` (sm_90+;
+docs/STATUS.md, branch q100_28). Functions with calls (which
 clobber every uniform register) or warp-splitting WARPSYNC.EXCLUSIVE are left alone.
 """
 from __future__ import annotations
@@ -43,8 +52,9 @@ UNIFORM_TWINS = {"IADD3": "UIADD3", "IMAD": "UIMAD", "LEA": "ULEA", "SHF": "USHF
 UNIFORM_SPECIALS = ("SR_CTAID.",)
 URZ, UPT = Reg("UR", 255), Reg("UP", 7)
 # ir.Function attribute: True turns the pass on for that function (the hidden
-# --uniform-datapath=true option sets it on every function; off by default: on our timing
-# models it measured slower, docs/STATUS.md branch uniform24)
+# --uniform-datapath option sets it on every function; default Target.uniform_datapath_default:
+# off on sm_8x, where on our timing models it measured slower (docs/STATUS.md, uniform24), on
+# for sm_90 and later (q100_28))
 UNIFORM_DATAPATH = "uniform_datapath"
 # What the pass may spend (docs/STATUS.md, branch uniform24, measured each): `const_loads`,
 # a ULDC for a parameter a converted instruction reads in place; `copies`, a vector copy
