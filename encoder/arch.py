@@ -302,6 +302,10 @@ class Target:
     # or another such value) computed on the uniform datapath: UIADD3/UIMAD/ULEA/USHF/ULOP3/
     # UISETP/USEL/UMOV into URs and UPs (ptx2sass/isel/uniform_datapath.py)
     uniform_datapath: bool = False
+    # ... and the pass on without `--uniform-datapath=true` (ptxas 13.5 computes a row base
+    # from %ctaid and parameters with S2UR/UIMAD.WIDE/USHF/UIADD3 on sm_89 as on sm_90/100/120;
+    # on by default only where it was measured: branch q100_28, triton on sm_90/100/120)
+    uniform_datapath_default: bool = False
     # LDGMC's operation for multimem.ld_reduce.add.acc::f32 of half types (ptxas 13.5's
     # spelling: `LDGMC.E.F32ADD.BF16x2` on sm_90, `.HPADD.` on sm_100)
     multimem_f32_accumulate: str = "F32ADD"
@@ -414,7 +418,7 @@ _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
                        cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
-                       latency="hopper",
+                       latency="hopper", uniform_datapath=True, uniform_datapath_default=True,
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
 

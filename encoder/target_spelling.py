@@ -42,8 +42,15 @@ def respell(ins: Instruction, target) -> Instruction:
             if target.two_input_iadd and c == RZ and not c.neg and not c.inv and (not extended or (len(cins) == 2 and cins[1] == NOT_PT)):
                 return replace(ins, opcode="IADD", operands=tuple([ops[0], *outs, a, b, *cins[:1]]))
             return replace(ins, operands=tuple([ops[0], *outs, *[PT] * (2 - len(outs)), *rest]))
-    if ins.opcode == "UIADD3" and target.iadd3_carry_outputs and len(ins.operands) == 4:
-        return replace(ins, operands=(ins.operands[0], UPT, UPT, *ins.operands[1:]))
+    if ins.opcode == "UIADD3" and target.iadd3_carry_outputs:
+        # (the 64-bit uniform adds of isel/uniform_datapath.py: `UIADD3 UR4, UP0, UPT, ...`)
+        ops = list(ins.operands)
+        k = 1
+        while k < len(ops) and isinstance(ops[k], Reg) and ops[k].file == "UP":
+            k += 1
+        outs, rest = [p for p in ops[1:k] if p != UPT], ops[k:]
+        if len(outs) < 2 and len(rest) >= 3:
+            return replace(ins, operands=(ops[0], *outs, *[UPT] * (2 - len(outs)), *rest))
     if ins.opcode == "IMAD" and target.uniform_move_is_mov and set(ins.modifiers) <= {"MOV", "U32"} \
             and len(ins.operands) == 4 and ins.operands[1] == RZ and ins.operands[2] == RZ \
             and isinstance(ins.operands[3], Reg) and ins.operands[3].file == "UR":

@@ -616,7 +616,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
-        "uniform_datapath": cl.get("uniform-datapath", "false"),
+        "uniform_datapath": cl.get("uniform-datapath", None),     # None: the target's default
         "maxrregcount": maxrregcount.limit if maxrregcount else None,
         "lineinfo": cl.flag("generate-line-info"),
         "debug": cl.flag("device-debug"),

@@ -769,7 +769,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # concern a few opcodes skip a function without them (one walk instead of one each)
     opcodes = {fn.name: {ins.opcode for b in fn.blocks for ins in b.instrs}
                for fn in module.functions}
-    if str((options or {}).get("uniform_datapath", False)).lower() in ("true", "1"):
+    uniform = (options or {}).get("uniform_datapath")
+    if uniform is None:
+        uniform = info.uniform_datapath_default      # (sm_90+: docs/STATUS.md, branch q100_28)
+    if str(uniform).lower() in ("true", "1"):
         for fn in module.functions:
             fn.attributes[UNIFORM_DATAPATH] = True
     for fn in module.functions:

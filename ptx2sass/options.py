@@ -208,9 +208,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("suppress-stack-size-warning", "suppress-stack-size-warning", FLAG,
            "Silence the warning for a stack size that cannot be bounded.", effect=USED),
     Option("uniform-datapath", "uniform-datapath", BOOL,
-           "Compute values the whole warp shares in uniform registers on sm_80..sm_89 "
-           "(default false; not a ptxas option: for A/B measurements).", "<true|false>",
-           default="false",
+           "Compute values the whole warp shares in uniform registers "
+           "(default: true on sm_90 and later, false on sm_80..sm_89; not a ptxas option: "
+           "for A/B measurements).", "<true|false>",
            hidden=True),
     Option("verbose", "v", FLAG,
            "Print each function's resource use (registers, barriers, memory)."),

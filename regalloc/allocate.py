@@ -428,6 +428,11 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
             if stacks is not None:
                 stacks[cls] = stack
         high = 0                                  # one past the highest register given out
+        # uniform registers cost no occupancy: a value takes one no other value has had yet
+        # while there is one, so that reusing a register does not order independent uniform
+        # work (a second LDCU waiting for the first value's last reader; isel/uniform_datapath.py)
+        spread = cls in ("UR", "UP")
+        used: set[int] = set()
         order = list(reversed(stack))
         if wide_first:
             order = sorted(order, key=lambda v: -width[v])      # stable: simplification's order
@@ -460,6 +465,8 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                     if c is not None and c + offset >= 0 and fits(c + offset):
                         choice = c + offset
                         break
+            if choice is None and spread:
+                choice = next((c for c in allowed if fits(c) and used.isdisjoint(range(c, c + w))), None)
             if choice is None:
                 if w == 1:
                     choice = _single_choice(allowed, allowed_set, taken, bad_starts, high, wide_first)
@@ -470,6 +477,8 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
             else:
                 colors[vid] = choice
                 high = max(high, choice + w)
+                if spread:
+                    used.update(range(choice, choice + w))
     return colors, sorted(uncoloured)
 
 

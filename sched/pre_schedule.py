@@ -59,11 +59,19 @@ FIXED_SPECIALS = ("SR_TID", "SR_CTAID", "SR_LANEID", "SR_EQMASK", "SR_LTMASK", "
 def _movable(ins: MInstr) -> bool:
     if ins.clobbers or ins.shown is not None:
         return False
-    if ins.opcode == "S2R":
+    if ins.opcode in ("S2R", "S2UR"):
         return any(isinstance(op, SpecialReg) and op.name.startswith(FIXED_SPECIALS)
                    for op in ins.operands)
     return (ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF, YIELD)
-            or _block_barrier(ins) or _collective(ins) or _uniform_constant_load(ins))
+            or _block_barrier(ins) or _collective(ins) or _uniform_constant_load(ins)
+            or _uniform_arithmetic(ins))
+
+
+def _uniform_arithmetic(ins: MInstr) -> bool:
+    """Integer arithmetic on the uniform datapath into virtual URs/UPs
+    (isel/uniform_datapath.py): pure, ordered by its registers alone, as its vector twin."""
+    return (ins.opcode in UNIFORM_ARITHMETIC and ins.guard is None and ins.ndefs >= 1
+            and all(isinstance(d, VOp) or (isinstance(d, Reg) and d.is_zero) for d in ins.operands[:ins.ndefs]))
 
 
 def _uniform_constant_load(ins: MInstr) -> bool:
@@ -128,6 +136,7 @@ def producer_latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyMo
 
 LOADS = frozenset({"LDG", "LDS", "LDL", "LD", "LDC", "LDGMC"})
 UNIFORM_CONSTANT_LOADS = frozenset({"ULDC", "LDCU"})
+UNIFORM_ARITHMETIC = frozenset({"UIADD3", "UIMAD", "ULEA", "USHF", "ULOP3", "UISETP", "USEL", "UMOV"})
 
 
 def _plain_load(ins: MInstr) -> bool:
@@ -790,6 +799,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         out, after = capped, capped_pressure
                         allowed = cap + CAP_MARGIN
         if out == b.instrs:
+            if _sink_uniform_copies(b.instrs, live_out[bi], vfile):
+                changed += 1
             continue
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
@@ -797,4 +808,57 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
             b.instrs = out
             changed += 1
+        _sink_uniform_copies(b.instrs, live_out[bi], vfile)
     return changed
+
+
+def _sink_uniform_copies(instrs: list[MInstr], live_out: set[int], vfile: dict[int, str]) -> bool:
+    """Move each vector copy of a uniform value (`COPY R <- UR`, isel/uniform_datapath.py),
+    and an instruction reading it whose other general-register sources stay live anyway,
+    down to just before its first reader, as ptxas's `IMAD.U32 R6, RZ, RZ, UR4` then
+    `IMAD.WIDE.U32 R6, R8, 0x8, R6` before the store: the latency order issues them as
+    soon as the uniform value is ready, and the general registers then hold the copy across
+    everything between (Triton int64_rows' store address). True when something moved."""
+    def uniform_copy(ins: MInstr) -> bool:
+        return (ins.opcode == COPY and ins.guard is None and len(ins.operands) == 2
+                and isinstance(ins.operands[0], VOp) and ins.operands[0].part is None
+                and isinstance(ins.operands[1], VOp) and vfile.get(ins.operands[1].reg.id) in ("UR", "UP"))
+
+    copies = {ins.operands[0].reg.id for ins in instrs if uniform_copy(ins)}
+    if not copies:
+        return False
+    moved = False
+    # bottom up, each instruction once: a copy's reader sinks first, then the copy after it
+    for i in range(len(instrs) - 2, -1, -1):
+            x = instrs[i]
+            if x.guard is not None or not _movable(x) or x.opcode in MEMORY or x.opcode == IMPLICIT_DEF:
+                continue
+            ops = register_operands(x)
+            defs = {op.reg.id for _, op, d in ops if d}
+            if not defs or any(d and op.part is not None for _, op, d in ops):
+                continue
+            srcs = {op.reg.id for _, op, d in ops if not d}
+            copy = uniform_copy(x)
+            copied_in = srcs & copies
+            if not copy and not copied_in:
+                continue
+            j = i + 1
+            while j < len(instrs):
+                here = register_operands(instrs[j])
+                if any(op.reg.id in defs or (d and op.reg.id in srcs) for _, op, d in here):
+                    break
+                j += 1
+            if j == len(instrs) or j == i + 1 or not any(
+                    op.reg.id in defs and not d for _, op, d in register_operands(instrs[j])):
+                continue
+            # sinking x lengthens the general registers it reads last (but for the copies
+            # feeding it: they sink next) and shortens its result: no more of the former
+            later = {op.reg.id for y in instrs[j:] for _, op, d in register_operands(y) if not d} | live_out
+            size = {op.reg.id: op.reg.width for _, op, _d in ops}
+            longer = sum(size[s] for s in srcs if vfile.get(s) == "R" and s not in later and s not in copied_in)
+            if longer > sum(size[d] for d in defs if vfile.get(d) == "R") or any(
+                    vfile.get(s) == "P" and s not in later for s in srcs):
+                continue
+            instrs.insert(j - 1, instrs.pop(i))
+            moved = True
+    return moved

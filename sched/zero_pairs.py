@@ -40,10 +40,16 @@ def _cs2r(first: Slot, second: Slot, even: int, at: Slot) -> Slot:
                 labels=at.labels, line=first.line, values=first.values + second.values)
 
 
+# uniform constant loads (isel/target_forms.py) and uniform arithmetic (isel/uniform_datapath.py)
+_UNIFORM = frozenset({"ULDC", "LDCU", "S2UR", "UIADD3", "UIMAD", "ULEA", "USHF", "ULOP3", "UISETP",
+                      "USEL", "UMOV"})
+
+
 def _uniform_constant_load(s: Slot) -> bool:
-    """An unguarded ULDC/LDCU (isel/target_forms.py's uniform constants): it reads no
-    general register and writes only URs, so a zero move's write may pass it."""
-    return (s.ins.opcode in ("ULDC", "LDCU") and s.ins.guard is None
+    """An unguarded ULDC/LDCU (isel/target_forms.py's uniform constants) or uniform
+    arithmetic (isel/uniform_datapath.py): it reads no general register and writes only
+    URs/UPs, so a zero move's write may pass it."""
+    return (s.ins.opcode in _UNIFORM and s.ins.guard is None
             and not any(f == "R" for f, _ in s.reads + s.writes))
 
 

@@ -4,8 +4,8 @@ vector instructions read them in their uniform slot, a uniform predicate a guard
 copied into a P (PLOP3), loop-carried uniform values stay uniform, and values merged after a
 divergent branch stay vector. Expected values: NumPy, and ptxas's cubin for the same module
 run in the emulator on the same inputs (outputs bit-identical, no hazards). The pass is on
-with `--uniform-datapath=true` (off by default); each check also compiles without it, which
-must give the vector code."""
+with `--uniform-datapath=true` (by default on sm_90 and later); each check also compiles
+without it, which must give the vector code."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +34,7 @@ def _ops(cubin: bytes) -> list[str]:
 
 
 def _ours(ptx: str, arch: str = "sm_89", uniform: bool = True) -> bytes:
-    options = {"uniform_datapath": "true"} if uniform else {}
+    options = {"uniform_datapath": "true" if uniform else "false"}
     return codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, options, filename="k.ptx")[0]
 
 
@@ -197,7 +197,16 @@ st.global.u32 [%rd3], %r22;
 
 
 def test_off_on_targets_without_it():
-    """sm_75 and sm_90 (Target.uniform_datapath off) compile the chain as before."""
-    for arch in ("sm_75", "sm_90"):
-        ptx = _kernel(CHAIN).replace("sm_89", arch)
-        assert _ops(_ours(ptx, arch)) == _ops(_ours(ptx, arch, uniform=False))
+    """sm_75 (Target.uniform_datapath off) compiles the chain as before."""
+    ptx = _kernel(CHAIN).replace("sm_89", "sm_75")
+    assert _ops(_ours(ptx, "sm_75")) == _ops(_ours(ptx, "sm_75", uniform=False))
+
+
+def test_default_per_target():
+    """Without the option the pass runs on sm_90 and later (Target.uniform_datapath_default,
+    branch q100_28) and not on sm_89."""
+    for arch, on in (("sm_89", False), ("sm_90", True), ("sm_100", True), ("sm_120", True)):
+        ptx = _kernel(CHAIN).replace("sm_89", arch).replace(".version 8.0", ".version 8.8")
+        default = _ops(codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, {},
+                                               filename="k.ptx")[0])
+        assert default == _ops(_ours(ptx, arch, uniform=on)), arch

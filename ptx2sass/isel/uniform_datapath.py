@@ -25,7 +25,16 @@ allocation. A virtual register becomes uniform (class "UR", or "UP" for a predic
   general register would cost a `MOV R, UR` where coalescing made it free, so such
   readers keep the value vector (codegen still lowers UR/UP copies of either direction).
 The largest set with these properties is found by removing what breaks them until nothing
-changes (a loop counter and its increment stay together). Functions with calls (which
+changes (a loop counter and its increment stay together).
+
+64-bit values (register pairs built by IMAD.WIDE or by their halves: UIMAD.WIDE.U32,
+UIADD3 with a UP carry, USHF.L.U64.HI) become UR pairs too; one that only vector
+instructions read (a row base the lane's IMAD.WIDE adds to) is still worth it outside loops,
+as ptxas computes it: the vector copy goes just before the reader (and sched/pre_schedule.py
+sinks it there again), so no general register holds the base meanwhile. A vector copy of a
+single value is made only when a uniform instruction other than the value's own increment
+or loop copy reads it. On by default where `Target.uniform_datapath_default` (sm_90+;
+docs/STATUS.md, branch q100_28). Functions with calls (which
 clobber every uniform register) or warp-splitting WARPSYNC.EXCLUSIVE are left alone.
 """
 from __future__ import annotations
@@ -34,6 +43,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
+from ptx2sass.isel.target_forms import _width
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
 
 # Vector opcode -> its uniform-datapath twin (same modifiers, same operand order).
@@ -42,15 +52,17 @@ UNIFORM_TWINS = {"IADD3": "UIADD3", "IMAD": "UIMAD", "LEA": "ULEA", "SHF": "USHF
 UNIFORM_SPECIALS = ("SR_CTAID.",)
 URZ, UPT = Reg("UR", 255), Reg("UP", 7)
 # ir.Function attribute: True turns the pass on for that function (the hidden
-# --uniform-datapath=true option sets it on every function; off by default: on our timing
-# models it measured slower, docs/STATUS.md branch uniform24)
+# --uniform-datapath option sets it on every function; default Target.uniform_datapath_default:
+# off on sm_8x, where on our timing models it measured slower (docs/STATUS.md, uniform24), on
+# for sm_90 and later (q100_28))
 UNIFORM_DATAPATH = "uniform_datapath"
 # What the pass may spend (docs/STATUS.md, branch uniform24, measured each): `const_loads`,
 # a ULDC for a parameter a converted instruction reads in place; `copies`, a vector copy
 # for readers that cannot take a UR/UP when at least `copy_readers` uniform instructions
 # read the value; `s2ur`, %ctaid read by S2UR; `loops_only`, only values written inside a
 # loop. These defaults are ptxas's rule; the narrower settings measured no better.
-POLICY = {"const_loads": True, "copies": True, "copy_readers": 1, "s2ur": True, "loops_only": False}
+POLICY = {"const_loads": True, "copies": True, "copy_readers": 1, "s2ur": True, "loops_only": False,
+          "wide": True, "wide_copy_readers": 0}
 # Uniform registers the code generator writes itself: UR4/UR5 hold the global-memory
 # descriptor (codegen's ULDC.64 UR4, c[0x0][0x118]).
 RESERVED_UR = frozenset({4, 5})
@@ -82,9 +94,13 @@ def _uniform_form(mi: MInstr) -> tuple[str, tuple, list] | None:
             return ("ULDC", (), ops) if _plain_constant(src) else None
         return "UMOV", (), [ops[0], _to_uniform(src)]
     twin = UNIFORM_TWINS.get(op)
-    if twin is None or "WIDE" in mods or "HI" in mods and op == "IMAD":
+    if twin is None or "HI" in mods and op == "IMAD":
         return None
     return twin, mods, [_to_uniform(o) for o in ops]
+
+
+def _whole_or_part(o: VOp) -> bool:
+    return o.part is None or 0 <= o.part < o.reg.width
 
 
 def _plain_constant(c: ConstRef) -> bool:
@@ -251,21 +267,26 @@ def _left_alone(mf: MFunction) -> bool:
     return False
 
 
-def _copy_for_readers(mf: MFunction, vid: int, writer: MInstr, readers) -> None:
-    """A vector copy of uniform value `vid` right after its one writer, read instead by
-    `readers` ((instruction, operand index or -1 for the guard))."""
-    v = mf.vregs[vid]
-    w = mf.new_vreg(v.cls)
-    for b in mf.blocks:
-        for k, ins in enumerate(b.instrs):
-            if ins is writer:
-                b.instrs.insert(k + 1, MInstr(COPY, (), [VOp(w), VOp(v)], 1, None, ins.line))
-                break
-        else:
-            continue
-        break
+def _copyable(writers: list[MInstr], readers, where: dict, depth: dict) -> bool:
+    """Whether `_copy_for_readers` can serve `readers` ((instruction, operand index)) with
+    vector copies: each gets one just before it unless it sits in a deeper loop than every
+    writer, where one copy after the only writer serves it instead."""
+    top = max(depth[where[id(w)]] for w in writers)
+    return len(writers) == 1 or all(depth[where[id(r)]] <= top for r, _ in readers)
 
-    def swap(o):
+
+def _copy_for_readers(mf: MFunction, vid: int, writers: list[MInstr], readers, where: dict,
+                      depth: dict) -> None:
+    """Vector copies of uniform value `vid` read instead by `readers` ((instruction, operand
+    index or -1 for the guard)). A copy goes just before the first such reader of a block
+    (reused by the next ones until `vid` is written again), so that the general register
+    lives only from there, as ptxas's `IMAD.U32 R6, RZ, RZ, UR4` before the IMAD.WIDE that
+    adds a lane's offset to a uniform row base; readers in a deeper loop than every writer
+    share one copy after the (only) writer instead, outside the loop."""
+    v = mf.vregs[vid]
+    top = max(depth[where[id(w)]] for w in writers)
+
+    def swap(o, w):
         if isinstance(o, VOp) and o.reg is v:
             return replace(o, reg=w)
         if isinstance(o, VMem) and isinstance(o.base, VOp) and o.base.reg is v:
@@ -273,11 +294,45 @@ def _copy_for_readers(mf: MFunction, vid: int, writer: MInstr, readers) -> None:
         if isinstance(o, ConstRef) and isinstance(o.ureg, VOp) and o.ureg.reg is v:
             return replace(o, ureg=replace(o.ureg, reg=w))
         return o
-    for ins, i in readers:
-        if i < 0:
-            ins.guard = swap(ins.guard)
-        else:
-            ins.operands[i] = swap(ins.operands[i])
+
+    def serve(ins, slots, w):
+        for i in slots:
+            if i < 0:
+                ins.guard = swap(ins.guard, w)
+            else:
+                ins.operands[i] = swap(ins.operands[i], w)
+
+    hoisted = [(r, i) for r, i in readers if depth[where[id(r)]] > top]
+    local: dict[int, list[int]] = {}
+    for r, i in readers:
+        if depth[where[id(r)]] <= top:
+            local.setdefault(id(r), []).append(i)
+    if hoisted:
+        w = mf.new_vreg(v.cls, v.width)
+        for b in mf.blocks:
+            k = next((k for k, ins in enumerate(b.instrs) if ins is writers[0]), None)
+            if k is not None:
+                b.instrs.insert(k + 1, MInstr(COPY, (), [VOp(w), VOp(v)], 1, None, writers[0].line))
+                break
+        for r, i in hoisted:
+            serve(r, [i], w)
+    if not local:
+        return
+    writer_ids = {id(w) for w in writers}
+    for b in mf.blocks:
+        out: list[MInstr] = []
+        current = None
+        for ins in b.instrs:
+            slots = local.get(id(ins))
+            if slots is not None:
+                if current is None:
+                    current = mf.new_vreg(v.cls, v.width)
+                    out.append(MInstr(COPY, (), [VOp(current), VOp(v)], 1, None, ins.line))
+                serve(ins, slots, current)
+            out.append(ins)
+            if id(ins) in writer_ids:
+                current = None
+        b.instrs[:] = out
 
 
 def select_uniform_datapath(mf: MFunction, arch: str) -> int:
@@ -301,28 +356,32 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                 else:
                     reads.setdefault(op.reg.id, []).append((ins, i, op))
     from ptx2sass.regalloc.loops import loop_depths
-    in_loop = {id(b) for b, d in zip(mf.blocks, loop_depths(mf)) if d > 0}
+    depth = {id(b): d for b, d in zip(mf.blocks, loop_depths(mf))}
+    in_loop = {k for k, d in depth.items() if d > 0}
     cand: set[int] = set()
     for vid, ws in writes.items():
         if POLICY["loops_only"] and not any(where[id(w)] in in_loop for w in ws):
             continue
         v = mf.vregs[vid]
-        if v.width != 1 or v.cls not in ("R", "P") or vid in mf.precolored:
+        if not (v.width == 1 and v.cls in ("R", "P") or v.width == 2 and v.cls == "R" and POLICY["wide"]) \
+                or vid in mf.precolored:
             continue
         if all(w.guard is None and not w.widths and w.shown is None and where[id(w)] not in region for w in ws):
             cand.add(vid)
 
     def def_ok(ins: MInstr) -> bool:
         defs = [op for _, op, d in register_operands(ins) if d]
-        if any(d.part not in (None, 0) or d.reg.id not in cand for d in defs):
+        if any(not _whole_or_part(d) or d.reg.id not in cand for d in defs):
             return False
         if ins.opcode == IMPLICIT_DEF:
             return True
+        if ins.opcode not in (COPY, "IMAD") and any(d.width != 1 for d in defs):
+            return False                # 64-bit: IMAD.WIDE, or a value written by its halves
         if ins.opcode == COPY:
             s = ins.operands[1]
-            return (isinstance(s, VOp) and s.reg.id in cand and s.part in (None, 0) and not s.neg
-                    and not s.abs and not s.suffix and (not s.inv or s.reg.cls == "P")) \
-                or (isinstance(s, Imm) and defs[0].reg.cls == "R")
+            return (isinstance(s, VOp) and (s.reg.id in cand or s.reg.cls in ("UR", "UP")) and _whole_or_part(s) and s.width == defs[0].width
+                    and not s.neg and not s.abs and not s.suffix and (not s.inv or s.reg.cls == "P")) \
+                or (isinstance(s, Imm) and defs[0].reg.cls == "R" and defs[0].width == 1)
         form = _uniform_form(ins)
         if form is None:
             return False
@@ -332,13 +391,15 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                 if not (isinstance(o, VOp) or (type(o) is Reg and o.is_zero and o.file in ("UR", "UP"))):
                     return False
             elif isinstance(o, VOp):
-                if o.reg.id not in cand or o.part not in (None, 0):
+                # (a UR already: target_forms' uniform constant loads, LDCU/ULDC)
+                if not (o.reg.id in cand or o.reg.cls in ("UR", "UP")) or not _whole_or_part(o):
                     return False
             elif type(o) is Reg:
                 if not (o.is_zero and o.file in ("UR", "UP")):
                     return False
             elif isinstance(o, ConstRef):
-                if opcode != "ULDC" and (not _plain_constant(o) or not POLICY["const_loads"]):
+                if opcode != "ULDC" and (not _plain_constant(o) or not POLICY["const_loads"]
+                                         or _width(ins, k) != 1):
                     return False
             elif not isinstance(o, (Imm, SpecialReg)):
                 return False
@@ -347,8 +408,8 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
 
     def read_ok(ins: MInstr, index: int, op: VOp) -> bool:
         """A reader that stays on the vector datapath can take the uniform value."""
-        if index < 0 or op.part not in (None, 0):
-            return False                          # a guard; a part of a wide value
+        if index < 0 or op.width != 1:
+            return False                          # a guard; a whole wide value
         o = ins.operands[index]
         if isinstance(o, (VMem, ConstRef)):
             return False                          # an address or constant-bank index
@@ -376,8 +437,17 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                 continue
             # a value uniform readers share is worth one vector copy for the others (ptxas's
             # `IMAD.U32 R, RZ, RZ, UR` / `PLOP3 P, PT, PT, PT, UP`); without them it stays
-            if POLICY["copies"] and len(writes[vid]) == 1 and sum(
-                    id(r) in converted for r, _, _ in reads.get(vid, ())) >= POLICY["copy_readers"]:
+            # (a loop counter's own increment, or the copy closing its loop, is no reader
+            # that makes it worth a copy: the tests/test_cs2r_zero_pairs.py loop on sm_90
+            # had a `MOV R4, UR1` per trip for the compare)
+            own = {id(w) for w in writes[vid]}
+            uniform_readers = sum(id(r) in converted and id(r) not in own and r.opcode != COPY
+                                  for r, _, _ in reads.get(vid, ()))
+            # a 64-bit row base read only by vector instructions is worth its copies
+            # (ptxas: the IMAD.WIDE adding a lane's offset), but not once per loop trip
+            wide = mf.vregs[vid].width > 1 and all(depth[where[id(r)]] == 0 for r, _ in bad)
+            if POLICY["copies"] and _copyable(writes[vid], bad, where, depth) and uniform_readers >= (
+                    POLICY["wide_copy_readers"] if wide else POLICY["copy_readers"]):
                 needs_copy[vid] = bad
             else:
                 cand.discard(vid)
@@ -391,14 +461,21 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                     for o in _uniform_form(w)[2] if _uniform_form(w)[0] != "ULDC")
         for cls, room in (("R", len(ur_pool) - loads), ("P", len(up_pool))):
             mine = sorted(v for v in cand if mf.vregs[v].cls == cls)
-            if len(mine) > max(room, 0):
-                for vid in mine[max(room, 0):]:
-                    cand.discard(vid)
+            used, keep = 0, set()
+            for vid in mine:            # a pair takes two (and, aligned, may waste one)
+                w = mf.vregs[vid].width
+                if used + 2 * w - 1 <= room:
+                    used += w
+                    keep.add(vid)
+            if len(keep) < len(mine):
+                for vid in mine:
+                    if vid not in keep:
+                        cand.discard(vid)
                 changed = True
     if not cand:
         return 0
     for vid, bad in needs_copy.items():
-        _copy_for_readers(mf, vid, writes[vid][0], bad)
+        _copy_for_readers(mf, vid, writes[vid], bad, where, depth)
     single = {vid for vid in cand if len(writes[vid]) == 1}
     for b in mf.blocks:
         out: list[MInstr] = []
