@@ -394,8 +394,16 @@ def run(launch) -> None:
         pass
     budget.used = used
     launch.thread_instructions += used - start
-    if pc >= 0:
-        _machine(launch, t, pc, used - start)
+    try:
+        if pc >= 0:
+            _machine(launch, t, pc, used - start)
+    finally:
+        # the thread is its own `m` (a cycle): broken here, so that reference counting frees
+        # the thread, its registers and its launch, not the cycle collector
+        t.m = None
+        if t.bridge is not None:
+            t.bridge[0].release()
+            t.bridge = None
 
 
 def _machine(launch, t: Thread, pc: int, executed: int) -> None:
