@@ -409,7 +409,9 @@ def run(launch) -> None:
 def _machine(launch, t: Thread, pc: int, executed: int) -> None:
     """The machine from instruction `pc` on, with the thread's state."""
     import numpy as np
-    m = t.bridge[0] if t.bridge is not None else _one_lane(t)[0]
+    if t.bridge is None:
+        t.bridge = _one_lane(t)           # (released with the thread: scalar.run)
+    m = t.bridge[0]
     m.R[:, 0] = np.array(t.R, dtype=np.uint32)
     m.P[:, 0] = t.P
     m.UR[0, :] = np.array(t.UR, dtype=np.uint32)
