@@ -41,6 +41,7 @@ previous one's result is ready) and checks nothing.
 from __future__ import annotations
 
 import copy
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -160,7 +161,9 @@ class TimingModel:
     is modelled exactly as if alone while identical warps cost one update."""
 
     def __init__(self, launch, max_hazards: int = 100):
-        self.launch = launch
+        # the launch holds its model: a weak reference back, so that the pair is no cycle
+        # (freed by reference counting, not by the cycle collector)
+        self._launch = weakref.ref(launch)
         self.kernel = launch.program.name
         self.hazards: list[Hazard] = []
         self.max_hazards = max_hazards
@@ -170,6 +173,10 @@ class TimingModel:
         self.lat = model_for(launch.program.arch)       # the cubin's arch's latency table
         if not self.serialised:
             self._check_async_groups(launch.program)
+
+    @property
+    def launch(self):
+        return self._launch()
 
     # ------------------------------------------------------------ wiring
     def new_clock(self) -> WarpTiming:
@@ -184,6 +191,7 @@ class TimingModel:
     def finish(self, machine) -> None:
         used = set(machine.clock_of.tolist())
         self.cycles = max(self.cycles, max((machine.clocks[c].t for c in used), default=0))
+        self._parts = None          # (it holds the machine, which holds the launch, which holds this)
 
     def _own(self, machine, cid: int, warps: np.ndarray) -> int:
         """The clock `cid` for `warps` alone: a copy when other warps share it too."""

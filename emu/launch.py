@@ -16,6 +16,7 @@ from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, ConstantBanks, GlobalMemory
 from .program import KernelProgram, decode
+from ptx2sass.encoder.model import ConstRef
 from .registry import VECTOR, load_all
 
 DEFAULT_BUDGET = 5_000_000        # warp-instructions per launch
@@ -172,6 +173,33 @@ def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge
     return got
 
 
+def _reads_bank0_words(program: KernelProgram, words: tuple[int, ...]) -> bool:
+    """Whether an instruction of `program` may read constant bank 0 at (or across) one of the
+    8-byte `words`: a fixed `c[0x0][o]` overlapping one, a bank-0 read at a run-time offset
+    (`LDC c[0x0][R2]`, `c[0x0][UR4+o]`), a bindless bank (`cx[UR4][o]`), or a texture or
+    surface instruction (a bound form reads its handle from bank 0 at a slot of its own).
+    Worked out once per program."""
+    kept = program.__dict__.get("_bank0_reads")
+    if kept is not None and kept[0] is program.instructions and kept[1] == words:
+        return kept[2]
+    handlers, _ = load_all()
+    found = False
+    for _, ins in program.instructions:
+        handler = handlers.get(ins.opcode)
+        if handler is not None and handler.__module__.endswith("ops_texture"):
+            found = True
+            break
+        for op in ins.operands:
+            if op.__class__ is ConstRef and (op.ubank is not None or op.bank == 0 and (
+                    op.ureg is not None or any(w - 16 < op.offset < w + 8 for w in words))):
+                found = True
+                break
+        if found:
+            break
+    program.__dict__["_bank0_reads"] = (program.instructions, words, found)
+    return found
+
+
 class Launch:
     """Everything a running kernel can see that is not per-CTA or per-warp."""
 
@@ -185,7 +213,6 @@ class Launch:
         # as the shape's template has them
         self.__dict__.update(_shape(program, grid, block, dynamic_shared_bytes, reconverge))
         self.program = program
-        self.convergence = convergence.ConvergenceLog(program.name)
         self.gmem = GlobalMemory()
         self.budget = Budget(budget)
         self.bar_counts: dict = {}
@@ -194,13 +221,34 @@ class Launch:
         self._globals = {}
         if program.globals:
             self._place_globals()
-        with gc_paused():
-            self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
+        # the program's decoding as an earlier launch left it, when nothing in this launch
+        # can change it (no data address to resolve); else decode() checks and makes it
+        kept = program.__dict__.get("_decoded")
+        if kept is not None and not kept.data_refs and kept.instructions is program.instructions \
+                and len(kept.instructions) == kept.count and kept.handlers is handlers:
+            self.decoded = kept
+        else:
+            with gc_paused():
+                self.decoded = decode(program, handlers, prepare, self._data_immediate, VECTOR)
         self.steps = self.decoded.steps
         # warps that may contend through atomics run one at a time (machine._run_rounds)
         self.sequential = self.decoded.atomics
-        # the texture/surface objects of the launch (emu.textures); module variables by name
-        self.bindings = Bindings()
+
+    # Made on first use (most launches flag no convergence hazard and bind no texture).
+    @property
+    def convergence(self) -> convergence.ConvergenceLog:
+        log = self.__dict__.get("_convergence")
+        if log is None:
+            log = self.__dict__["_convergence"] = convergence.ConvergenceLog(self.program.name)
+        return log
+
+    @property
+    def bindings(self) -> Bindings:
+        """The texture/surface objects of the launch (emu.textures); module variables by name."""
+        b = self.__dict__.get("_bindings")
+        if b is None:
+            b = self.__dict__["_bindings"] = Bindings()
+        return b
 
     # What every launch starts with
     thread_instructions = 0             # warp-instructions counted once per lane that ran them
@@ -317,6 +365,11 @@ class Launch:
         prog = self.program
         if at is None or end is None or not prog.param_bytes or max(at, end) + 8 > len(bank0):
             return
+        if not _reads_bank0_words(prog, (at, end)):
+            # no instruction can learn the window's address: its place is passed over (later
+            # allocations land where they would), no copy made, its words left as they were
+            self.gmem.reserve(prog.param_bytes)
+            return
         data = bytes(bank0[prog.param_base:prog.param_base + prog.param_bytes])
         window = self.gmem.allocate("__param_window", len(data), data)
         if offsets["__param_window_at_params"]:
@@ -350,7 +403,8 @@ class Launch:
     def _descriptor_tables(self, bank0: bytearray) -> None:
         """The driver's texture and surface descriptor tables (txq/suq header fields, see
         emu.textures.descriptor_table), in global memory, their addresses in bank 0."""
-        if not self.bindings.objects:
+        bindings = self.__dict__.get("_bindings")
+        if bindings is None or not bindings.objects:
             return
         offsets = _driver_cbank(self.program.arch)
         for key, kind in (("texture_descriptors", Texture), ("surface_descriptors", Surface)):
@@ -445,6 +499,7 @@ class Launch:
                 machine.run(self.budget)
                 if self.timing_model is not None:
                     self.timing_model.finish(machine)
+                machine.release()
 
 
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
@@ -512,7 +567,8 @@ def _result(launch: Launch, buffers) -> LaunchResult:
     res = LaunchResult({n: b.data.tobytes() for n, b in buffers.items()}, launch.budget.used,
                        getattr(launch, "thread_instructions", 0))
     res.trace = getattr(launch, "recorder", None)
-    res.convergence_hazards = list(launch.convergence.hazards)
+    log = launch.__dict__.get("_convergence")
+    res.convergence_hazards = list(log.hazards) if log is not None else []
     res.printf = list(launch.printf)
     if launch.timing_model is not None:
         res.cycles = launch.timing_model.cycles

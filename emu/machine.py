@@ -593,6 +593,14 @@ class Machine:
         setattr(self, name, value)
         return value
 
+    def release(self) -> None:
+        """Break the machine's reference cycles (its Warp and Cta views refer back to it) once
+        its launch is done with it: reference counting then frees it and its arrays, not the
+        cycle collector (whose collections, triggered by a launch's leftovers, cost more
+        than a short launch)."""
+        self._warps = None
+        self.__dict__.pop("ctas", None)
+
     # ---------------------------------------------------------------- views
     def warp(self, w: int) -> Warp:
         v = self._warps[w]

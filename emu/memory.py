@@ -13,8 +13,6 @@ address is a plain global address naming the one local copy: `multimem.st`/`mult
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .errors import EmuFault
@@ -30,13 +28,22 @@ LOCAL_WINDOW = 0x7FF8_0000_0000
 WINDOW_SIZE = 1 << 32
 
 
-@dataclass
 class Buffer:
-    name: str
-    base: int
-    data: np.ndarray          # uint8 (a view of `backing`, which is padded to 16 bytes)
-    backing: np.ndarray | None = None
-    views: dict = field(default_factory=dict, repr=False, compare=False)   # typed(), made once
+    """A global buffer: `data` is a uint8 view of `backing`, which is padded to 16 bytes;
+    `views` keeps typed() views. (A plain class with slots: a launch makes two or three, and
+    a dataclass's generated __init__ with a default factory costs more than the rest of
+    an allocation.)"""
+    __slots__ = ("name", "base", "data", "backing", "views")
+
+    def __init__(self, name: str, base: int, data: np.ndarray, backing: np.ndarray | None = None):
+        self.name = name
+        self.base = base
+        self.data = data
+        self.backing = backing
+        self.views = {}
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.name!r}, 0x{self.base:x}, {len(self.data)} bytes)"
 
     @property
     def end(self) -> int:
@@ -119,6 +126,13 @@ class GlobalMemory:
         self._next += -(-max(size, 1) // GLOBAL_GAP) * GLOBAL_GAP + GLOBAL_GAP
         self._bases = None
         return buf
+
+    def reserve(self, size: int) -> int:
+        """The base an allocation of `size` bytes would get, passed over with no buffer
+        there: later allocations land where they would have had it been made."""
+        base = self._next
+        self._next += -(-max(size, 1) // GLOBAL_GAP) * GLOBAL_GAP + GLOBAL_GAP
+        return base
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -139,7 +139,9 @@ class Decoded:
         self.with_data = {off for off, ins in program.instructions
                           if any(o.__class__ is DataAddress for o in ins.operands)} if self.data_refs else set()
         self.data = tuple(data_immediate(o) for o in self.data_refs) if data_immediate else ()
-        self.data_immediate = data_immediate
+        # (a launch's bound method: kept only where a step may need it, so that a decoding
+        # does not keep its last launch, buffers and all, alive)
+        self.data_immediate = data_immediate if self.data_refs else None
         self.steps: dict[int, Step] = {}
         self.facts: dict[str, tuple] = {}        # compile_step's facts by opcode
         self.imm32: dict[int, object] = {}
@@ -173,7 +175,7 @@ def decode(program: KernelProgram, handlers: dict[str, Callable], prepare: dict[
             and len(cached.instructions) == cached.count and cached.handlers is handlers:
         data = tuple(data_immediate(o) for o in cached.data_refs) if data_immediate and cached.data_refs else ()
         if data == cached.data:
-            cached.data_immediate = data_immediate
+            cached.data_immediate = data_immediate if cached.data_refs else None
             return cached
     decoded = Decoded(program, handlers, prepare, data_immediate, vector)
     program._decoded = decoded

@@ -394,14 +394,24 @@ def run(launch) -> None:
         pass
     budget.used = used
     launch.thread_instructions += used - start
-    if pc >= 0:
-        _machine(launch, t, pc, used - start)
+    try:
+        if pc >= 0:
+            _machine(launch, t, pc, used - start)
+    finally:
+        # the thread is its own `m` (a cycle): broken here, so that reference counting frees
+        # the thread, its registers and its launch, not the cycle collector
+        t.m = None
+        if t.bridge is not None:
+            t.bridge[0].release()
+            t.bridge = None
 
 
 def _machine(launch, t: Thread, pc: int, executed: int) -> None:
     """The machine from instruction `pc` on, with the thread's state."""
     import numpy as np
-    m = t.bridge[0] if t.bridge is not None else _one_lane(t)[0]
+    if t.bridge is None:
+        t.bridge = _one_lane(t)           # (released with the thread: scalar.run)
+    m = t.bridge[0]
     m.R[:, 0] = np.array(t.R, dtype=np.uint32)
     m.P[:, 0] = t.P
     m.UR[0, :] = np.array(t.UR, dtype=np.uint32)
