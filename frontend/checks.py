@@ -18,7 +18,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -652,6 +652,14 @@ class Checker:
                 if op == "tcgen05":
                     for problem in tcgen05.problems(ins):
                         self.error(problem, ins)
+                if async_store.is_st_async(op, ins.modifiers):
+                    for problem in async_store.all_problems(
+                            ins.modifiers, ins.operands, lambda n: self.register_type(n, scope),
+                            self.version, self.target_sm, lambda t, r: type_compatible(t, r, False)):
+                        self.error(problem, ins)
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
                 if op == "mbarrier":
                     from ptx2sass.frontend import mbarrier_shapes
                     found = mbarrier_shapes.problems(ins.modifiers, ins.operands,
@@ -1138,6 +1146,8 @@ class Checker:
         and the module's .version/.target, so check_features caches it)."""
         problems = []
         op = ins.opcode
+        if async_store.is_st_async(op, ins.modifiers):
+            return []           # all of st.async's messages come from async_store, in order
         if op == "mma" and (".e4m3" in ins.modifiers or ".e5m2" in ins.modifiers):
             return self._fp8_mma_problems(ins)
         # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
