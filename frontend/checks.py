@@ -660,6 +660,13 @@ class Checker:
                     for operand in ins.operands:
                         self.resolve_names(operand, scope, self.labels)
                     return
+                if op in ("prefetch", "prefetchu"):
+                    from ptx2sass.frontend import prefetch_checks
+                    for problem in prefetch_checks.problems(op, ins.modifiers, ins.operands):
+                        self.error(problem, ins)
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
                 if op == "mbarrier":
                     from ptx2sass.frontend import mbarrier_shapes
                     found = mbarrier_shapes.problems(ins.modifiers, ins.operands,
