@@ -18,7 +18,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import async_store, multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, cvt_packed, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -660,6 +660,14 @@ class Checker:
                     for operand in ins.operands:
                         self.resolve_names(operand, scope, self.labels)
                     return
+                if op == "cvt" and ins.modifiers[:1] == (".pack",):
+                    found = cvt_packed.pack_problems(ins.modifiers, len(ins.operands))
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for problem in prefetch_checks.problems(op, ins.modifiers, ins.operands):
@@ -705,6 +713,8 @@ class Checker:
         if op == "ld" and ".param" in ins.modifiers and len(ins.operands) > 1:
             self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
+        if op == "cvt" and len(types) == 2 and self.cvt_operands_mismatch(ins, types, problem, scope):
+            return
         policy = None
         if op in _CACHE_POLICY_OPCODES and not (problem and problem.startswith(
                 ("Unknown modifier", _UNEXPECTED_TYPES))) and not (op == "red" and ".cas" in ins.modifiers):
@@ -731,10 +741,12 @@ class Checker:
                 problem and self.operands_mismatch_first(ins, types, scope, name):
             # ptxas checks the operands against the types before the modifiers (but it has
             # told of two comparisons already)
-            if "Multiple comparisons set" in problem.split("\n"):
+            repeats = [l for l in problem.split("\n") if l.startswith(_REPEAT_MESSAGES)]
+            if repeats:
                 tail = self.errors[mark:]
                 del self.errors[mark:]
-                self.error("Multiple comparisons set", ins)
+                for line in repeats:
+                    self.error(line, ins)
                 self.errors += tail
             return
         if policy is not None:          # a cache policy without its `.L2::cache_hint`
@@ -832,6 +844,16 @@ class Checker:
                  and all(t in slot for t, slot in zip(types, f.type_slots))
                  and f.optional_from <= n <= len(f.operands)
                  and all(c[0] in "dabcempq*" and c != "dp" for c in f.operands)]
+        if types and not forms and any(
+                len(f.type_slots) == len(types) and all(t in slot for t, slot in zip(types, f.type_slots))
+                and all(c[0] in "dabcempq*" and c != "dp" for c in f.operands)
+                for f in isa.FORMS.get(ins.opcode, ())):
+            # forms of these types but none of this operand count (ptxas 13.5.37, reject28:
+            # `cvt.rz.rzi.f32.f64 d, a, b` is "Arguments mismatch", not the rounding)
+            self.mismatch(name, ins)
+            for operand in ins.operands:
+                self.resolve_names(operand, scope, self.labels)
+            return True
         if not forms or not types:
             return False
         before = len(self.errors), len(self.symbol_errors)
@@ -845,6 +867,26 @@ class Checker:
             if f is not forms[-1]:
                 del self.errors[before[0]:]
                 del self.symbol_errors[before[1]:]
+        return True
+
+    def cvt_operands_mismatch(self, ins: ast.Instruction, types, problem, scope) -> bool:
+        """cvt conversions whose operands ptxas checks before the modifiers: a packed pair's
+        operand count (`cvt.rn.bf16x2.f32 d, a, b`), and bf16 to or from an 8-bit integer,
+        which no form of ptxas 13.5.37 takes ("Arguments mismatch"; a repeated modifier
+        class is reported first). True if reported."""
+        dst, src = types
+        count = cvt_packed.operand_count(dst, src, ins.modifiers)
+        byte_bf16 = ".bf16" in types and {dst, src} & {".u8", ".s8"}
+        if not byte_bf16 and (count is None or count == len(ins.operands)):
+            return False
+        if problem and problem.startswith(_UNEXPECTED_TYPES):
+            return False
+        for line in (problem or "").split("\n"):
+            if line.startswith(_REPEAT_MESSAGES):
+                self.error(line, ins)
+        self.mismatch("cvt", ins)
+        for operand in ins.operands:
+            self.resolve_names(operand, scope, self.labels)
         return True
 
     def check_comparison(self, ins: ast.Instruction, reported: int):
@@ -1071,7 +1113,7 @@ class Checker:
                 and ".ftz" in ins.modifiers:
             self.error("Feature 'cvt with .f32.bf16.ftz' requires .target sm_90 or higher", ins)
         if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
-                and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2"}:
+                and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2", ".u8", ".s8", ".b8"}:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
@@ -2030,6 +2072,8 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
     form, types, name, problem = select_form(opcode, modifiers)
     if problem or form is None or (opcode == "add" and modifiers[-2:] == (".sat", ".u32")):
         return None
+    if opcode == "cvt" and ".bf16" in types and {".u8", ".s8"} & set(types):
+        return None         # no form of ptxas's (cvt_operands_mismatch)
     if not form.optional_from <= count <= len(form.operands):
         form = next((f for f in isa.FORMS[opcode] if f.groups == form.groups
                      and f.type_slots == form.type_slots
@@ -2116,6 +2160,12 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         candidates = [f for f in candidates if any(name[len(opcode):] in g for g, _ in f.groups)]
     if not candidates:
         return None, types, name, f"Unexpected instruction types specified for '{name}'"
+    if opcode == "cvt" and len(types) == 2 and cvt_packed.types_problem(*types):
+        return None, types, name, cvt_packed.types_problem(*types)
+    if opcode == "cvt" and len(types) == 2 and cvt_packed.involved(*types):
+        rounding = cvt_packed.modifier_problem(*types, others)
+        if rounding and rounding.startswith("Illegal rounding"):
+            return None, types, name, rounding
     chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
     if chosen is None:
         return None, types, name, _explain_modifiers(candidates, others, opcode, name, types)
@@ -2508,7 +2558,7 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
             return "Illegal modifier '.ftz' for instruction 'cvt'"
         return f"Modifier '{clamps[0]}' cannot be combined with modifier '.ftz'"
     if not scalar:
-        return None
+        return cvt_packed.modifier_problem(dst, src, modifiers)
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
     dst_float = isa.type_class(dst) == "f"
     src_float = isa.type_class(src) == "f"
@@ -2516,7 +2566,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if ieee and ".rs" in modifiers:
         return f"Illegal modifier '.rs' for instruction 'cvt' with type '{dst}{src}'"
     if dst_float and not src_float:
-        allowed, required = _FLOAT_ROUNDING, True
+        # (ptxas 13.5.37: .rna is tf32's alone, and .rs sm_100a's from f32)
+        allowed, required = _FLOAT_ROUNDING - {".rna", ".rs"}, True
     elif dst_float and src_float:
         db, sb = isa.TYPE_BITS[dst], isa.TYPE_BITS[src]
         plain = _FLOAT_ROUNDING - {".rna", ".rs"} if ieee else _FLOAT_ROUNDING
@@ -2534,18 +2585,21 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         allowed, required = _INT_ROUNDING, True
     else:
         allowed, required = frozenset(), False
-    if any(m not in allowed for m in rounding):
-        return "Illegal rounding modifier for instruction 'cvt'"
+    lines = []
     if ".ftz" in modifiers and ".f32" not in (dst, src):
-        # ptxas 13.5.37: between integers .ftz is illegal too
-        illegal = [] if dst_float or src_float else ["Illegal modifier '.ftz' for instruction 'cvt'"]
-        return "\n".join(illegal + ["Modifier '.ftz' does not apply to this type of convert operation"])
-    if ".sat" in modifiers and ((dst == src and not dst_float) or
-                                {dst, src} == {".f16", ".bf16"}):
-        return "Illegal modifier '.sat' for instruction 'cvt'"
-    if required and not rounding:
-        return "Rounding modifier required for instruction 'cvt'"
-    return None
+        # ptxas 13.5.37: between integers, or with bf16, .ftz is illegal too; the rounding's
+        # problem follows (branch reject28)
+        if not (dst_float or src_float) or ".bf16" in (dst, src):
+            lines.append("Illegal modifier '.ftz' for instruction 'cvt'")
+        lines.append("Modifier '.ftz' does not apply to this type of convert operation")
+    if any(m not in allowed for m in rounding):
+        lines.append("Illegal rounding modifier for instruction 'cvt'")
+    elif ".sat" in modifiers and ((dst == src and not dst_float) or {dst, src} == {".f16", ".bf16"}
+                                  or dst == ".bf16" and not src_float) and not lines:
+        lines.append("Illegal modifier '.sat' for instruction 'cvt'")
+    elif required and not rounding:
+        lines.append("Rounding modifier required for instruction 'cvt'")
+    return "\n".join(lines) or None
 
 
 def _no_return(fn: ast.Function) -> bool:
