@@ -1089,6 +1089,11 @@ class Checker:
         instruction, outside the per-spelling cache."""
         if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
             self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
+        if ins.opcode in ("ld", "st") and ".param::func" in ins.modifiers \
+                and getattr(self.function, "kind", None) == ".entry":
+            # (a kernel has no function parameters: ptxas 13.5.37, reject28)
+            self.error(f"Illegal state space for address operand '::func' with instruction "
+                       f"'{ins.opcode}'", ins)
         if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
             for m in (".acquire", ".release"):
                 if m in ins.modifiers:
@@ -1350,8 +1355,39 @@ class Checker:
             problems.append("Modifier '.L2::cache_hint' requires PTX ISA .version 7.4 or later")
         if op == "createpolicy":
             problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
+        problems += self._atomic_version_problems(ins)
         problems += self._vector_atomic_problems(ins)
         return problems
+
+    # (operation, type) of atom/red -> the PTX ISA version ptxas 13.5.37 names for it (probed
+    # version by version on branch reject28, each in the generic, .global and .shared spaces)
+    _ATOMIC_VERSIONS = {
+        **{(op, t): (3, 1) for op in (".min", ".max") for t in (".s64", ".u64")},
+        **{(op, ".b64"): (3, 1) for op in (".and", ".or", ".xor")},
+        (".add", ".f64"): (5, 0), (".add", ".f16x2"): (6, 2), (".add", ".f16"): (6, 3),
+        (".add", ".bf16"): (7, 8), (".add", ".bf16x2"): (7, 8), (".cas", ".b16"): (6, 3),
+        (".cas", ".b128"): (8, 3), (".exch", ".b128"): (8, 3),
+    }
+
+    def _atomic_version_problems(self, ins: ast.Instruction) -> list[str]:
+        """atom/red forms newer than PTX 2.0: "Instruction 'atom.add.f16.shared' requires PTX
+        ISA .version 6.3 or later" ('... with generic state space' without a space)."""
+        if ins.opcode not in ("atom", "red"):
+            return []
+        mods = ins.modifiers
+        op = next((m for m in mods if m in _ATOMIC_OPERATIONS), None)
+        ty = next((m for m in mods if m in isa.TYPE_MODIFIERS), None)
+        need = self._ATOMIC_VERSIONS.get((op, ty))
+        out = []
+        space = next((m for m in mods if m in _STATE_SPACE_MODIFIERS), None)
+        name = f"{ins.opcode}{op}{ty}" + (space or " with generic state space")
+        if ty == ".b128" and op in (".cas", ".exch") and self.target_sm < 90:
+            out.append(f"Instruction '{name}' requires .target sm_90 or higher")
+        if need is not None and self.version < need:
+            out.append(f"Instruction '{name}' requires PTX ISA .version {need[0]}.{need[1]} or later")
+        if ty == ".b128" and ".sys" in mods and self.version < (8, 4):
+            out.append("Feature '.b128 with .sys' requires PTX ISA .version 8.4 or later")
+        return out
 
     def _vector_atomic_problems(self, ins: ast.Instruction) -> list[str]:
         """atom/red of f16/bf16(x2) and vector ones (PTX ISA: bf16 and half min/max sm_90;
@@ -1362,9 +1398,14 @@ class Checker:
         vec = next((m for m in mods if m in (".v2", ".v4", ".v8")), None)
         ty = next((m for m in mods if m in (".f32", ".f16", ".bf16", ".f16x2", ".bf16x2")), None)
         op = next((m for m in mods if m in (".add", ".min", ".max")), None)
-        if ins.opcode not in ("atom", "red") or ty is None or op is None:
+        if ins.opcode not in ("atom", "red") or ty is None:
             return []
         problems = []
+        if ty != ".f32" and ".noftz" not in mods and ".cas" not in mods \
+                and set(mods) & _ATOMIC_OPERATIONS:
+            problems.append(f"'.noftz' modifier required for instruction '{ins.opcode}' with type '{ty}'")
+        if op is None:
+            return problems
         if ty != ".f32":
             space = next((m for m in mods if m in _STATE_SPACE_MODIFIERS), None)
             instr = f"{ins.opcode}{op}{ty}" + (space or " with generic state space")
@@ -2124,6 +2165,23 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode in ("min", "max") and ".relu" in others and len(types) == 1 \
+            and types[0] not in (".s32", ".s16x2"):
+        # (ptxas 13.5.37, reject28: .relu is s32/s16x2's; a float type is unexpected)
+        if isa.type_class(types[0]) == "f" or types[0] in (".f16x2", ".bf16x2"):
+            return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
+        return None, types, opcode, f"Illegal modifier '.relu' for instruction '{opcode}' with type '{types[0]}'"
+    if opcode in ("atom", "red") and len(types) == 1 and set(others) & _ATOMIC_OPERATIONS:
+        half = types[0] in (".f16", ".f16x2", ".bf16", ".bf16x2")
+        if half and ".noftz" not in others and ".cas" not in others:
+            # ptxas 13.5.37 (reject28): a half type's atomic names .noftz first, then the
+            # rest of the instruction is checked as if it were written
+            at = next(i for i, m in enumerate(modifiers) if m in _ATOMIC_OPERATIONS) + 1
+            # (the message itself: _vector_atomic_problems, first among the features)
+            return select_form(opcode, modifiers[:at] + (".noftz",) + modifiers[at:])
+        if ".cas" in others and types[0] not in (".b16", ".b32", ".b64", ".b128") or \
+                ".noftz" in others and types[0] == ".pred":
+            return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
     if opcode in ("atom", "red") and not set(others) & _ATOMIC_OPERATIONS:
         return None, types, opcode, (f"Illegal operation '' for instruction '{opcode}'\n"
                                      f"Operation  requires  type for instruction '{opcode}'\n"
@@ -2278,6 +2336,13 @@ def _operation_type_problem(opcode: str, modifiers: list[str], types: list[str])
     if not rules or len(types) != 1:
         return None
     t = types[0]
+    if opcode == "redux" and t != ".f32":
+        # (ptxas 13.5.37, reject28: the float modifiers name their type, then are illegal)
+        floats = [m for m in modifiers if m in (".abs", ".NaN")]
+        if floats:
+            return "\n".join([f"Instruction 'redux' requires '.f32' type with '{m}' modifier."
+                              for m in floats]
+                             + [f"Illegal modifier '{m}' for instruction 'redux'" for m in floats])
     for m in modifiers:
         allowed = rules.get(m)
         if allowed is not None and t not in allowed and t in rules["*"]:
@@ -2378,9 +2443,15 @@ def _surface_reduction_problem(opcode: str, modifiers) -> str | None:
 
 def _space_problem(opcode: str, modifiers: list[str]) -> str | None:
     illegal = isa.ILLEGAL_SPACES.get(opcode)
-    if illegal and any(m in illegal for m in modifiers):
-        return f"State space incorrect for instruction '{opcode}'"
-    return None
+    space = next((m for m in modifiers if illegal and m in illegal), None)
+    if space is None:
+        return None
+    lines = [f"State space incorrect for instruction '{opcode}'"]
+    if opcode in ("atom", "red"):
+        # (ptxas 13.5.37, reject28: then the memory order on that space)
+        lines += [f"Modifier '{m}' cannot be applied to '{space}' space" for m in modifiers
+                  if m in (".relaxed", ".acquire", ".release", ".acq_rel")]
+    return "\n".join(lines)
 
 
 def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> str | None:

@@ -418,8 +418,8 @@ OPERATION_TYPES.update({(op, m): (".b32", ".b64") for op in ("atom", "red")
 OPERATION_TYPES.update({(op, m): (".u32",) for op in ("atom", "red") for m in (".inc", ".dec")})
 OPERATION_TYPES[("atom", ".exch")] = (".b32", ".b64", ".b128")
 
-OPERATION_TYPES[("redux", ".add")] = OPERATION_TYPES[("redux", ".min")] = \
-    OPERATION_TYPES[("redux", ".max")] = (".u32", ".s32", ".f32")
+OPERATION_TYPES[("redux", ".min")] = OPERATION_TYPES[("redux", ".max")] = (".u32", ".s32", ".f32")
+OPERATION_TYPES[("redux", ".add")] = (".u32", ".s32")      # (no f32 sum: ptxas 13.5.37)
 OPERATION_TYPES.update({("redux", m): (".b32",) for m in (".and", ".or", ".xor")})
 OPERATION_TYPES.update({("vote", m): (".pred",) for m in (".all", ".any", ".uni")})
 OPERATION_TYPES[("vote", ".ballot")] = (".b32",)
