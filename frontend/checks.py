@@ -2168,9 +2168,26 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     if opcode in ("min", "max") and ".relu" in others and len(types) == 1 \
             and types[0] not in (".s32", ".s16x2"):
         # (ptxas 13.5.37, reject28: .relu is s32/s16x2's; a float type is unexpected)
-        if isa.type_class(types[0]) == "f" or types[0] in (".f16x2", ".bf16x2"):
+        if isa.type_class(types[0]) in ("f", "b") or types[0] in (".f16x2", ".bf16x2"):
             return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
         return None, types, opcode, f"Illegal modifier '.relu' for instruction '{opcode}' with type '{types[0]}'"
+    if opcode == "set" and len(types) == 2:
+        # packed halves go with their own type (or a 32-bit integer result); f16 results
+        # from bf16 are not taken (ptxas 13.5.37, reject28; bf16 from f16 is)
+        dst, src = types
+        pairs_ok = (src not in (".f16x2", ".bf16x2") or dst in (src, ".u32", ".s32", ".b32")) \
+            and (dst not in (".f16x2", ".bf16x2") or src == dst) \
+            and (dst, src) != (".f16", ".bf16")
+        if not pairs_ok:
+            return None, types, opcode, "Unexpected instruction types specified for 'set'"
+    if opcode in ("min", "max") and len(types) == 1 and (".abs" in others) != (".xorsign" in others):
+        # (`.xorsign.abs` go together, on f32 and the half types: ptxas 13.5.37, reject28)
+        have, need = (".abs", ".xorsign") if ".abs" in others else (".xorsign", ".abs")
+        illegal = [] if types[0] in (".f32", ".f16", ".f16x2", ".bf16", ".bf16x2") else \
+            [f"Illegal modifier '{have}' for instruction '{opcode}'"]
+        return None, types, opcode, "\n".join(illegal + [f"Modifier '{have}' requires modifier '{need}'"])
+    if opcode in ("min", "max") and types[-1:] in ([".bf16"], [".bf16x2"]) and ".ftz" in others:
+        return None, types, opcode, f"Illegal modifier '.ftz' for instruction '{opcode}'"
     if opcode in ("atom", "red") and len(types) == 1 and set(others) & _ATOMIC_OPERATIONS:
         half = types[0] in (".f16", ".f16x2", ".bf16", ".bf16x2")
         if half and ".noftz" not in others and ".cas" not in others:
