@@ -157,3 +157,44 @@ def problems(modifiers: tuple, operands: list, register_type, version: tuple,
     if bits == 128 and version < (9, 2):
         return ["Feature 'st.async.b128' requires PTX ISA .version 9.2 or later"]
     return []
+
+
+# red.async (sm_90: `.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type
+# [a], b, [mbar]`), probed on branch reject28: it was checked leniently (any space, scope,
+# type or a missing operation reached the code generator, 'not supported yet', or compiled).
+_RED_TYPES = {".add": (".u32", ".s32", ".u64", ".s64"), ".min": (".u32", ".s32"), ".max": (".u32", ".s32"),
+              ".inc": (".u32",), ".dec": (".u32",), ".and": (".b32",), ".or": (".b32",),
+              ".xor": (".b32",)}
+
+
+def red_async_problems(modifiers: tuple) -> list[str]:
+    """ptxas's messages for a red.async spelling (its operands are the code generator's)."""
+    mods = set(modifiers)
+    spaces = [m for m in modifiers if m in _SPACES]
+    out = []
+    if not mods & {".relaxed", ".release"}:
+        out.append("order modifier required for instruction 'red.async'")
+    if ".cluster" in mods and spaces and spaces[0] != ".shared::cluster":
+        out.append("Modifier '.cluster' requires '.shared::cluster' space for instruction 'red.async'")
+    if ".gpu" in mods and spaces != [".global"]:
+        out.append("Modifier '.gpu' requires '.global' space for instruction 'red.async'")
+        if MECHANISM in mods:
+            out.append(f"Illegal modifier '{MECHANISM}' for instruction 'red.async' with '.gpu'")
+    if MECHANISM not in mods and ".cluster" in mods:
+        out.append("Modifier '.cluster' requires modifier '.completion_mechanism' for instruction 'red.async'")
+        if ".shared::cluster" in mods:
+            out.append("Modifier '.shared::cluster' requires modifier '.completion_mechanism' for "
+                       "instruction 'red.async'")
+    if any(s not in _GOOD_SPACES and s != ".global" for s in spaces):
+        out.append("State space incorrect for instruction 'red.async'")
+    if out:
+        return out
+    ops = [m for m in modifiers if m in _RED_TYPES]
+    if not ops:
+        return ["Reduction operation is required for instruction 'red.async'"] * 2
+    types = [m for m in modifiers if m in _ALL_TYPES]
+    if len(types) != 1 or types[0] not in {t for v in _RED_TYPES.values() for t in v} | {".b64", ".s64"}:
+        return ["Unexpected instruction types specified for 'red.async'"]
+    if types[0] not in _RED_TYPES[ops[0]]:
+        return [f"Incorrect type '{types[0]}' for operation '{ops[0]}' in instruction 'red.async'"]
+    return []

@@ -18,7 +18,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import async_store, cvt_packed, multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, cp_async_arrive, cvt_packed, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -668,6 +668,22 @@ class Checker:
                         for operand in ins.operands:
                             self.resolve_names(operand, scope, self.labels)
                         return
+                if op == "red" and ins.modifiers[:1] == (".async",):
+                    found = async_store.red_async_problems(ins.modifiers)
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
+                if cp_async_arrive.applies(op, ins.modifiers):
+                    found = cp_async_arrive.problems(ins.modifiers, ins.operands)
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for problem in prefetch_checks.problems(op, ins.modifiers, ins.operands):
@@ -691,10 +707,10 @@ class Checker:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
-                if op == "mapa":
+                if op in ("mapa", "getctarank"):
                     spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
                     if spaces and spaces != [".shared::cluster"]:
-                        self.error("State space incorrect for instruction 'mapa'" + (
+                        self.error(f"State space incorrect for instruction '{op}'" + (
                             ", expected '::cluster'" if spaces[0].startswith(".shared") else ""), ins)
                         return
                 problem = _surface_reduction_problem(op, ins.modifiers) or \
@@ -1266,6 +1282,11 @@ class Checker:
                 problems.append("Feature '::cluster' requires PTX ISA .version 7.8 or later")
             if self.target_sm < 90:
                 problems.append("Feature '::cluster' requires .target sm_90 or higher")
+        if op == "red" and ins.modifiers[:1] == (".async",) and async_store.MECHANISM in ins.modifiers:
+            if self.target_sm < 90:
+                problems.append(f"Feature '{async_store.MECHANISM}' requires .target sm_90 or higher")
+            if self.version < (8, 0):
+                problems.append(f"Feature '{async_store.MECHANISM}' requires PTX ISA .version 8.0 or later")
         if ".cluster" in ins.modifiers and op in _SCOPED_MEMORY_OPCODES:
             # (the target, then the version)
             if self.target_sm < 90:

@@ -1474,7 +1474,7 @@ class MemorySelection:
             return self.red_async(ins)
         self.atomic(ins, None)
 
-    RED_ASYNC_TYPES = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("64",)}
+    RED_ASYNC_TYPES = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("64",), "s64": ("64",)}  # (s64: add alone)
 
     def red_async(self, ins):
         """`red.async…shared::cluster.mbarrier::complete_tx::bytes.<op>.<type> [a], b, [mbar]`
