@@ -707,6 +707,11 @@ class Checker:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
+                if op == "istypep" and len(ins.operands) != 2:
+                    self.mismatch("istypep", ins)
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
                 if op in ("mapa", "getctarank"):
                     spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
                     if spaces and spaces != [".shared::cluster"]:
@@ -778,6 +783,14 @@ class Checker:
         if problem:
             for line in problem.split("\n"):       # several illegal modifiers
                 self.error(line, ins)
+            if op in ("ld", "ldu", "st") and "Multiple vector modifiers specified" in problem.split("\n"):
+                # the vector operand against the later size (ld/ldu say it twice: ptxas
+                # 13.5.37, reject28)
+                width = int(next(m for m in reversed(ins.modifiers) if m in (".v2", ".v4", ".v8"))[2:])
+                value = ins.operands[1 if op == "st" else 0] if len(ins.operands) > 1 else None
+                if type(value) is ast.VectorOperand and len(value.elements) != width:
+                    for _ in range(1 if op == "st" else 2):
+                        self.error(f"Argument vector size mismatch for instruction '{op}'", ins)
         if sink_source:
             self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
         if problem and form is not None and ins.opcode in ("set", "setp") and all(
@@ -1236,10 +1249,11 @@ class Checker:
                     and self.version < feat.min_version:
                 problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
                                 f"{feat.min_version[0]}.{feat.min_version[1]} or later")
-        if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)):
+        if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)
+                            or _vector_bits(ins.modifiers) > 128):
             if ".v8" in ins.modifiers:
                 problems.append("Illegal vector size: 8")
-            if _is_256_bit_access("ld", ins.modifiers):
+            if _is_256_bit_access("ld", ins.modifiers) or _vector_bits(ins.modifiers) > 128:
                 problems.append("Vector type too large, exceeds 128 bit limit")
         if op in ("ld", "st") and _vector_bits(ins.modifiers) > 256:
             problems.append("Vector type too large, exceeds 128 bit limit")
@@ -1260,6 +1274,14 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
                                 "higher")
+        if op == "lop3" and {".and", ".or", ".xor"} & set(ins.modifiers) and self.version < (8, 2):
+            problems.append("Feature 'lop3.<BoolOp>' requires PTX ISA .version 8.2 or later")
+        if op == "ld" and ".L2::256B" in ins.modifiers:
+            # (beyond 'cache prefetching': ptxas 13.5.37, reject28)
+            if self.target_sm < 80:
+                problems.append("Modifier '.L2::256B' requires .target sm_80 or higher")
+            if self.version < (7, 4):
+                problems.append("Feature '256B cache prefetching' requires PTX ISA .version 7.4 or later")
         if wide256 and not {".global", ".generic"} >= (set(ins.modifiers) & _STATE_SPACE_MODIFIERS):
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
@@ -1363,6 +1385,14 @@ class Checker:
                 problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if self.target_sm < 80 and op in ("abs", "fma", "max", "min", "neg"):
+            # ptxas 13.5.37 names the bf16 type twice here, after `.abs`/`.oob` (reject28)
+            bf16 = [p for p in problems if p.startswith(("Feature '.bf16'", "Feature '.bf16x2'"))]
+            if bf16:
+                rest = [p for p in problems if p not in bf16]
+                at = next((i for i, p in enumerate(rest) if "'.abs'" not in p and "'.oob'" not in p),
+                          len(rest))
+                problems = rest[:at] + [bf16[0], bf16[0]] + rest[at:]
         if self.target_sm < 80 and op not in _BF16_RULED:
             # below sm_80 ptxas names the bf16 type itself first (13.5.37: `set.bf16`,
             # `add.bf16`, `red.add.bf16`, `ld.bf16`; sm80_features has the other opcodes')
@@ -2023,9 +2053,12 @@ def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: 
 
 
 def _vector_bits(modifiers) -> int:
-    """The width of a vector access (`.v8.u64`: 512), 0 for a scalar one."""
+    """The width of a vector access (`.v8.u64`: 512), 0 for a scalar one; a vector of
+    `.b128` counts as too wide whatever its length (ptxas 13.5.37: 'Vector type too large'
+    for `.v2.b128`, reject28)."""
     vec = next((int(m[2:]) for m in modifiers if m in (".v2", ".v4", ".v8")), 0)
-    return vec * isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+    bits = isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+    return vec * bits * (2 if bits == 128 else 1)
 
 
 def _is_256_bit_access(opcode: str, modifiers) -> bool:
@@ -2045,7 +2078,11 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     vocabulary = {m for f in candidates for g, _ in f.groups for m in g}
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
-        return f"Unexpected number of state spaces specified in instruction '{name}'"
+        # (ptxas 13.5.37 then checks ld/st's rules with the first space: reject28)
+        first = [m for m in modifiers if m not in _STATE_SPACE_MODIFIERS or m == spaces[0]]
+        rest = _ordering_problem(opcode, first) if opcode in ("ld", "st") else None
+        return f"Unexpected number of state spaces specified in instruction '{name}'" + (
+            "\n" + rest if rest else "")
     subs = isa.SUBOPCODES.get(opcode, ())
     if opcode == "dp2a" and not {".lo", ".hi"} & set(modifiers):
         return "'.hi/.lo' modifier required for instruction 'dp2a'"
@@ -2186,6 +2223,8 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode == "fma" and ".relu" in others and types[-1:] in ([".f32"], [".f64"]):
+        return None, types, opcode, "Unexpected instruction types specified for 'fma'"
     if opcode in ("min", "max") and ".relu" in others and len(types) == 1 \
             and types[0] not in (".s32", ".s16x2"):
         # (ptxas 13.5.37, reject28: .relu is s32/s16x2's; a float type is unexpected)
@@ -2415,7 +2454,7 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
                           + [f"Instruction '{opcode}' applies only to signed numeric types"])
     if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
             and kind in "usf":
-        if kind == "f":
+        if kind == "f" or types[0] in (".u16x2", ".s16x2"):
             if opcode not in ("add", "sub"):
                 return None         # `mad.lo.cc.f32`, `subc.cc.f16`: unexpected types first
             return (f"Illegal modifier '.cc' for instruction '{name}'\n"
@@ -2438,6 +2477,10 @@ def createpolicy_problems(modifiers, version: tuple[int, int], sm: int) -> list[
     if version < (7, 4):
         out.append(f"Feature '{name}' requires PTX ISA .version 7.4 or later")
     priorities = [m for m in modifiers if m.startswith(".L2::evict_")]
+    if not priorities:        # (ptxas 13.5.37, reject28)
+        out.append(f"cache eviction priority modifier required for instruction '{name}'")
+        if ".L2" not in modifiers:
+            out.append(f".L2 modifier required for instruction '{name}'")
     if len(priorities) > 1 and priorities[1] not in (".L2::evict_first", ".L2::evict_unchanged"):
         out.append(f"Unsupported modifier '.{priorities[1][5:]}' as secondary_priority for "
                    f"instruction '{name}'")
@@ -2517,10 +2560,9 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
         if order in modifiers:
             out += [f"Modifier '{order}' cannot be combined with modifier '{m}'"
                     for m in modifiers if m in _CACHE_OPERATORS]
-    if opcode == "ld" and ".nc" in modifiers:
-        if ".global" not in modifiers:
-            out.append("Modifier '.nc' requires .global space")
-        elif ".lu" in modifiers or ".cv" in modifiers:
+    nc_space = opcode == "ld" and ".nc" in modifiers and ".global" not in modifiers
+    if opcode == "ld" and ".nc" in modifiers and not nc_space:
+        if ".lu" in modifiers or ".cv" in modifiers:
             out.append("Illegal cache operation for instruction 'ld.nc'")
     cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
     evict = next((m for m in modifiers if m.startswith(".L1::")), None)
@@ -2555,6 +2597,8 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     if evict:
         out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
                 f"instruction '{opcode}'" for m in spaces if m != ".global"]
+    if nc_space:            # (after the eviction hint's space: ptxas 13.5.37, reject28)
+        out.append("Modifier '.nc' requires .global space")
     if ".L2::cache_hint" in modifiers:
         out += [_hint_space_problem(opcode, m) for m in spaces if m != ".global"]
     out += [f"Instruction '{opcode}' requires '.v8.b32/.v4.b64' type with '{m}' modifier."

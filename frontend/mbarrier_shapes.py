@@ -39,8 +39,15 @@ def problems(modifiers: tuple, operands: list, register_type) -> list[str]:
             return [f"Unknown modifier '{m}'"]
     name = "mbarrier" + sub
     spaces = [m for m in modifiers if m in _SPACES or m in _OTHER_SPACES]
+    out = []
+    scope = next((m for m in modifiers if m in (".cta", ".cluster")), None)
+    if scope and not {".relaxed", ".release", ".acquire"} & set(modifiers):
+        # (a scope goes with a memory order: ptxas 13.5.37, reject28)
+        out.append(f"Modifier '{scope}' requires order with '{name}' instruction")
     if any(m in _OTHER_SPACES for m in spaces):
-        return [f"State space incorrect for instruction '{name}'"]
+        return out + [f"State space incorrect for instruction '{name}'"]
+    if out:
+        return out
     types = [m for m in modifiers if m in _TYPES]
     if types != [".b64"]:
         joined = name + (".expect_tx" if ".expect_tx" in modifiers[1:] else "")
