@@ -2223,6 +2223,18 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode == "slct" and ".ftz" in others and types[-1:] != [".f32"]:
+        # (.ftz goes with an f32 selector: ptxas 13.5.37, reject28)
+        return None, types, opcode, "Illegal modifier '.ftz' for instruction 'slct'"
+    if opcode == "setp" and ".ftz" in others and types[-1:] in ([".f64"], [".bf16"], [".bf16x2"]):
+        return None, types, opcode, "Illegal modifier '.ftz' for instruction 'setp'"
+    if opcode == "mad" and types == [".f32"] and not set(others) & isa.ROUNDING_MODIFIERS \
+            and not set(others) & {".lo", ".hi", ".wide"}:
+        # (mad.f32 without a rounding is sm_1x's: ptxas 13.5.37 refuses it)
+        return None, types, opcode, "Rounding modifier required for instruction 'mad'"
+    if opcode == "ex2" and ".approx" in others and types[-1:] in ([".bf16"], [".bf16x2"]) \
+            and ".ftz" not in others:
+        return None, types, opcode, f".ftz modifier required for instruction 'ex2{types[-1]}'"
     if opcode == "fma" and ".relu" in others and types[-1:] in ([".f32"], [".f64"]):
         return None, types, opcode, "Unexpected instruction types specified for 'fma'"
     if opcode in ("min", "max") and ".relu" in others and len(types) == 1 \
@@ -2560,6 +2572,8 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
         if order in modifiers:
             out += [f"Modifier '{order}' cannot be combined with modifier '{m}'"
                     for m in modifiers if m in _CACHE_OPERATORS]
+    if opcode == "ld" and ".nc" in modifiers and ".weak" in modifiers:
+        out.append("Modifier '.weak' cannot be combined with modifier '.nc'")
     nc_space = opcode == "ld" and ".nc" in modifiers and ".global" not in modifiers
     if opcode == "ld" and ".nc" in modifiers and not nc_space:
         if ".lu" in modifiers or ".cv" in modifiers:

@@ -46,6 +46,10 @@ def problems(modifiers: tuple, operands: list, register_type) -> list[str]:
         out.append(f"Modifier '{scope}' requires order with '{name}' instruction")
     if any(m in _OTHER_SPACES for m in spaces):
         return out + [f"State space incorrect for instruction '{name}'"]
+    if sub == ".pending_count" and spaces:
+        return out + [f"No state space qualifier expected for instruction '{name}'"]
+    if sub in (".init", ".inval", ".test_wait", ".try_wait") and ".shared::cluster" in spaces:
+        return out + [f"Illegal modifier '::cluster' for instruction '{name}'"]
     if out:
         return out
     types = [m for m in modifiers if m in _TYPES]
