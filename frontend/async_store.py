@@ -45,7 +45,9 @@ def all_problems(modifiers: tuple, operands: list, register_type, version: tuple
     """Every message of ptxas for this st.async, in its order (see problems())."""
     mbar = len(operands) == 3 and type(operands[2]) is ast.Address
     rest = problems(modifiers, operands, register_type, version, type_fits)
-    return feature_problems(modifiers, mbar, version, target_sm, not rest) + rest
+    # (an illegal modifier does not keep ptxas from asking for the mechanism)
+    rest_ok = all(line.startswith("Illegal modifier") for line in rest)
+    return feature_problems(modifiers, mbar, version, target_sm, rest_ok) + rest
 
 
 def feature_problems(modifiers: tuple, mbar: bool, version: tuple, target_sm: int,
@@ -70,6 +72,8 @@ def feature_problems(modifiers: tuple, mbar: bool, version: tuple, target_sm: in
             out.append(f"Illegal modifier '{MECHANISM}' for instruction 'st.async' with '.global'")
             if mbar:
                 out.append("Arguments mismatch for instruction 'st.async'")
+        elif what.endswith("space") and mbar:
+            out.append("Arguments mismatch for instruction 'st.async'")
         if target_sm < 100:
             out.append(f"Feature 'st.async/red.async {what}' requires .target sm_100 or higher")
         if version < (8, 7):
@@ -127,17 +131,18 @@ def problems(modifiers: tuple, operands: list, register_type, version: tuple,
         out.append("Modifier '.weak' cannot be combined with modifier '.cluster'")
     if vec and two:
         out.append("Vector operand is not allowed for instruction 'st.async'")
+    width = {".v2": 2, ".v4": 4}.get(vec, 1)
+    bits = {".b8": 8, ".u8": 8, ".s8": 8, ".b16": 16, ".u16": 16, ".s16": 16, ".b128": 128}.get(
+        ty, 64 if ty[-2:] == "64" else 32)
+    too_large = ["Vector type too large, exceeds 128 bit limit"] if width * bits > 128 else []
     if out:
-        return out
+        return out + ([] if two else too_large)
     if n not in (2, 3):
         return ["Arguments mismatch for instruction 'st.async'"]
     if vec == ".v8":
         return ["Illegal vector size: 8", "Vector type too large, exceeds 128 bit limit"]
-    width = {".v2": 2, ".v4": 4}.get(vec, 1)
-    bits = {".b8": 8, ".u8": 8, ".s8": 8, ".b16": 16, ".u16": 16, ".s16": 16, ".b128": 128}.get(
-        ty, 64 if ty[-2:] == "64" else 32)
-    if width * bits > 128:
-        return ["Vector type too large, exceeds 128 bit limit"]
+    if too_large:
+        return too_large
     if n not in (2, 3) or type(operands[0]) is not ast.Address \
             or n == 3 and type(operands[2]) is not ast.Address:
         return ["Arguments mismatch for instruction 'st.async'"]

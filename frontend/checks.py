@@ -550,6 +550,9 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if ins.opcode in ("ld", "st") and getattr(self.function, "kind", None) == ".entry" \
+                and next((m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS), None) == ".param::func":
+            return self.check_func_param_in_kernel(ins, scope)
         if ins.opcode in _SYNC_REQUIRED and ".sync" not in ins.modifiers:
             # ptxas 13.5.37 says a non-.sync vote/shfl is gone only of an otherwise valid one
             before = len(self.errors)
@@ -559,6 +562,21 @@ class Checker:
                            ".target sm_70 and higher from PTX ISA version 6.4", ins)
             return
         self._check_with_sinks(ins, scope)
+
+    def check_func_param_in_kernel(self, ins: ast.Instruction, scope: _Scope):
+        """ld/st.param::func in a kernel, which has no function parameters: ptxas 13.5.37
+        says so once the operands and types fit, after "Unexpected number of state spaces"
+        and before the memory order's lines (reject28)."""
+        before = len(self.errors)
+        self._check_with_sinks(ins, scope)
+        new = self.errors[before:]
+        if any(e.message.startswith(("Arguments mismatch", _UNEXPECTED_TYPES)) for e in new):
+            return
+        at = before + next((i + 1 for i, e in enumerate(new)
+                            if e.message.startswith("Unexpected number of state spaces")), 0)
+        self.errors.insert(at, CompileError(
+            f"Illegal state space for address operand '::func' with instruction '{ins.opcode}'",
+            self.file, ins.line, ins.column, "error"))
 
     def _check_with_sinks(self, ins: ast.Instruction, scope: _Scope):
         first = ins.operands[0] if ins.operands else None
@@ -800,6 +818,12 @@ class Checker:
             if problem.startswith(_UNEXPECTED_TYPES):
                 for operand in ins.operands:      # its operands' names are still looked up
                     self.resolve_names(operand, scope, self.labels)
+            elif ins.opcode in ("set", "setp") and len(ins.operands) == 4 \
+                    and not {".and", ".or", ".xor"} & set(ins.modifiers) and all(
+                        line.startswith(_REPEAT_MESSAGES + (_COMPARISON_MISMATCH,))
+                        for line in problem.split("\n")):
+                # (then the predicate operand without its boolean operation: reject28)
+                self.error(f"Boolean operation is required for instruction '{ins.opcode}'", ins)
             return
         n = len(ins.operands)
         if not form.optional_from <= n <= len(form.operands):
@@ -1118,11 +1142,6 @@ class Checker:
         instruction, outside the per-spelling cache."""
         if ins.opcode == "cvt" and ".sat" in ins.modifiers and _needless_integer_saturation(ins.modifiers):
             self.error("Illegal modifier '.sat' for instruction 'cvt'", ins)
-        if ins.opcode in ("ld", "st") and ".param::func" in ins.modifiers \
-                and getattr(self.function, "kind", None) == ".entry":
-            # (a kernel has no function parameters: ptxas 13.5.37, reject28)
-            self.error(f"Illegal state space for address operand '::func' with instruction "
-                       f"'{ins.opcode}'", ins)
         if ins.opcode in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (9, 3):
             for m in (".acquire", ".release"):
                 if m in ins.modifiers:
@@ -1146,7 +1165,13 @@ class Checker:
         if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and tuple(pair) == (".f32", ".bf16") \
                 and ".ftz" in ins.modifiers:
             self.error("Feature 'cvt with .f32.bf16.ftz' requires .target sm_90 or higher", ins)
-        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
+        if ins.opcode == "cvt" and self.target_sm < 80 and pair[:1] == (".bf16",) and len(pair) == 2 \
+                and pair[1] in set(isa.TYPE_BITS) - {".f32", ".bf16", ".bf16x2", ".u8", ".s8", ".b8"}:
+            self.error(f"Feature 'cvt.bf16{pair[1]}' requires .target sm_80 or higher", ins)
+        if ins.opcode == "cvt" and pair == (".f32", ".bf16") and ".ftz" in ins.modifiers \
+                and self.version < (7, 8):
+            self.error("Feature 'cvt with .f32.bf16.ftz' requires PTX ISA .version 7.8 or later", ins)
+        if ins.opcode == "cvt" and self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
                 and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2", ".u8", ".s8", ".b8"}:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
@@ -1242,7 +1267,8 @@ class Checker:
             if name in isa.FEATURES:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
-                                               if op + m != prefix]
+                                               if op + m != prefix
+                                               and not (prefix and prefix.endswith(m))]
         first_type = next((m for m in ins.modifiers if m in isa.TYPE_MODIFIERS), None)
         for ops, types, needs, feat in isa.TYPE_FEATURES:
             if op in ops and first_type in types and (needs is None or needs in ins.modifiers) \
@@ -1518,6 +1544,8 @@ class Checker:
                     # an extra operand that is no predicate does not fit at all
                     self.mismatch(name, ins)
                 else:
+                    if _integer_comparison_mismatch(ins.modifiers):     # (first: reject28)
+                        self.error(_COMPARISON_MISMATCH, ins)
                     self.error(f"Boolean operation is required for instruction '{name}'", ins)
                 for operand in ops:
                     self.resolve_names(operand, scope, self.labels)
@@ -1882,13 +1910,18 @@ _UNSIGNED_ORDERINGS = frozenset((".lo", ".ls", ".hi", ".hs"))
 _ORDERINGS = frozenset((".lt", ".le", ".gt", ".ge")) | _UNSIGNED_ORDERINGS
 
 
+_COMPARISON_MISMATCH = "Mismatch between instruction type and comparison qualifier"
+
+
 def _integer_comparison_mismatch(modifiers) -> bool:
-    """`setp`/`set` whose comparison its (last, source) integer type does not allow."""
+    """`setp`/`set` whose comparison (the later of two: ptxas checks that one) its (last,
+    source) integer type does not allow."""
     source = modifiers[-1] if modifiers else ""
+    comparisons = [m for m in modifiers if m in _REPEAT_CLASSES[1][0]][-1:]
     if source in (".b16", ".b32", ".b64"):
-        return any(m in _ORDERINGS for m in modifiers)
+        return any(m in _ORDERINGS for m in comparisons)
     if source in (".s16", ".s32", ".s64"):
-        return any(m in _UNSIGNED_ORDERINGS for m in modifiers)
+        return any(m in _UNSIGNED_ORDERINGS for m in comparisons)
     return False
 
 
@@ -2122,6 +2155,9 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
         illegal.sort(key=lambda m: _ILLEGAL_ORDER.get(m, 4 if m in isa.ROUNDING_MODIFIERS else 3))
         out = [f"Illegal rounding modifier for instruction '{name}'" if m in isa.ROUNDING_MODIFIERS
                else f"Illegal modifier '{m}' for instruction '{name}'" for m in illegal]
+        if opcode == "st" and ".async" in illegal:       # (said twice: ptxas 13.5.37, reject28)
+            at = out.index("Illegal modifier '.async' for instruction 'st'")
+            out.insert(at, out[at])
         rest = [m for m in modifiers if m not in illegal]
         problems = [_modifier_problem(f, rest, name) for f in candidates]
         if all(problems) and not bad_comparisons \
@@ -2223,6 +2259,8 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode == "redux" and not {".add", ".min", ".max", ".and", ".or", ".xor"} & set(others):
+        return None, types, opcode, "Reduction operation is required for instruction 'redux'"
     if opcode == "slct" and ".ftz" in others and types[-1:] != [".f32"]:
         # (.ftz goes with an f32 selector: ptxas 13.5.37, reject28)
         return None, types, opcode, "Illegal modifier '.ftz' for instruction 'slct'"
@@ -2260,6 +2298,15 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return None, types, opcode, "\n".join(illegal + [f"Modifier '{have}' requires modifier '{need}'"])
     if opcode in ("min", "max") and types[-1:] in ([".bf16"], [".bf16x2"]) and ".ftz" in others:
         return None, types, opcode, f"Illegal modifier '.ftz' for instruction '{opcode}'"
+    if opcode in ("atom", "red") and len(types) == 1 and ".noftz" in others \
+            and types[0] not in (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32"):
+        # ptxas 13.5.37 (reject28): a type no atomic takes is unexpected; otherwise .noftz
+        # is illegal and the rest is checked without it
+        if types[0] not in isa.OPERATION_TYPES_BY_OPCODE[opcode]["*"] + (".b16",):
+            return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
+        form, _, rest_name, rest = select_form(opcode, tuple(m for m in modifiers if m != ".noftz"))
+        line = f"Illegal modifier '.noftz' for instruction '{opcode}'"
+        return None, types, rest_name, line + ("\n" + rest if rest else "")
     if opcode in ("atom", "red") and len(types) == 1 and set(others) & _ATOMIC_OPERATIONS:
         half = types[0] in (".f16", ".f16x2", ".bf16", ".bf16x2")
         if half and ".noftz" not in others and ".cas" not in others:
@@ -2580,6 +2627,10 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
             out.append("Illegal cache operation for instruction 'ld.nc'")
     cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
     evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    if evict:       # (the space first, then the rest: ptxas 13.5.37, reject28)
+        out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
+                f"instruction '{opcode}'" for m in spaces if m != ".global"]
     if cache and evict:
         out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'")
     if evict and ".volatile" in modifiers:
@@ -2608,9 +2659,6 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
                 out.append(f"Modifier '{plain}' cannot be combined with modifier '{scope}'" if plain
                            else f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
                 break
-    if evict:
-        out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
-                f"instruction '{opcode}'" for m in spaces if m != ".global"]
     if nc_space:            # (after the eviction hint's space: ptxas 13.5.37, reject28)
         out.append("Modifier '.nc' requires .global space")
     if ".L2::cache_hint" in modifiers:
@@ -2711,7 +2759,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if clamp and ".sat" in modifiers:
         lines.append(f"Modifier '{clamp}' cannot be combined with modifier '.sat'")
     if clamp and dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"] \
-            and (dst, src) not in _CLAMPED_CONVERSIONS:
+            and (dst, src) not in _CLAMPED_CONVERSIONS \
+            and not (lines and isa.type_class(dst) != "f"):   # (reject28: an integer result)
         # (ptxas 13.5.37: a scalar .relu/.satfinite narrows f32 to f16/bf16/tf32 only)
         lines.append("Unexpected instruction types specified for 'cvt'")
     if lines:
@@ -2759,11 +2808,11 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         if not (dst_float or src_float) or ".bf16" in (dst, src):
             lines.append("Illegal modifier '.ftz' for instruction 'cvt'")
         lines.append("Modifier '.ftz' does not apply to this type of convert operation")
+    if ".sat" in modifiers and ((dst == src and not dst_float) or {dst, src} == {".f16", ".bf16"}
+                                or dst == ".bf16" and not src_float):
+        lines.append("Illegal modifier '.sat' for instruction 'cvt'")
     if any(m not in allowed for m in rounding):
         lines.append("Illegal rounding modifier for instruction 'cvt'")
-    elif ".sat" in modifiers and ((dst == src and not dst_float) or {dst, src} == {".f16", ".bf16"}
-                                  or dst == ".bf16" and not src_float) and not lines:
-        lines.append("Illegal modifier '.sat' for instruction 'cvt'")
     elif required and not rounding:
         lines.append("Rounding modifier required for instruction 'cvt'")
     return "\n".join(lines) or None
