@@ -820,7 +820,7 @@ class Checker:
                     self.resolve_names(operand, scope, self.labels)
             elif ins.opcode in ("set", "setp") and len(ins.operands) == 4 \
                     and not {".and", ".or", ".xor"} & set(ins.modifiers) and all(
-                        line.startswith(_REPEAT_MESSAGES + (_COMPARISON_MISMATCH,))
+                        line.startswith(_REPEAT_MESSAGES + (_COMPARISON_MISMATCH, "Illegal modifier"))
                         for line in problem.split("\n")):
                 # (then the predicate operand without its boolean operation: reject28)
                 self.error(f"Boolean operation is required for instruction '{ins.opcode}'", ins)
@@ -1434,6 +1434,8 @@ class Checker:
             problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
         problems += self._atomic_version_problems(ins)
         problems += self._vector_atomic_problems(ins)
+        if op == "set":     # (ptxas 13.5.37 names set.bf16's feature once: reject28)
+            problems = list(dict.fromkeys(problems))
         return problems
 
     # (operation, type) of atom/red -> the PTX ISA version ptxas 13.5.37 names for it (probed
@@ -2302,7 +2304,7 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
             and types[0] not in (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32"):
         # ptxas 13.5.37 (reject28): a type no atomic takes is unexpected; otherwise .noftz
         # is illegal and the rest is checked without it
-        if types[0] not in isa.OPERATION_TYPES_BY_OPCODE[opcode]["*"] + (".b16",):
+        if types[0] not in isa.OPERATION_TYPES_BY_OPCODE[opcode]["*"] + ((".b16",) if ".cas" in others else ()):
             return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
         form, _, rest_name, rest = select_form(opcode, tuple(m for m in modifiers if m != ".noftz"))
         line = f"Illegal modifier '.noftz' for instruction '{opcode}'"
@@ -2760,7 +2762,7 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         lines.append(f"Modifier '{clamp}' cannot be combined with modifier '.sat'")
     if clamp and dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"] \
             and (dst, src) not in _CLAMPED_CONVERSIONS \
-            and not (lines and isa.type_class(dst) != "f"):   # (reject28: an integer result)
+            and not (lines and isa.type_class(dst) != "f" and clamp == ".relu"):   # (reject28)
         # (ptxas 13.5.37: a scalar .relu/.satfinite narrows f32 to f16/bf16/tf32 only)
         lines.append("Unexpected instruction types specified for 'cvt'")
     if lines:

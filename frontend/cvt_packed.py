@@ -76,9 +76,12 @@ def pack_problems(modifiers, n_operands: int) -> list[str]:
          and types[1:] == (".s32", ".b32"))
     if not ok:
         return ["Unexpected instruction types specified for 'cvt.pack'"]
-    out = []
+    out = [f"Illegal modifier '{m}' for instruction 'cvt.pack'" for m in modifiers[1:]
+           if m not in _PACK_TYPES and m not in _ROUNDING and m != ".sat"]
     if any(m in _ROUNDING for m in modifiers):
         out.append("Illegal rounding modifier for instruction 'cvt.pack'")
+    if out:
+        return out
     if ".sat" not in modifiers:
         out.append(".sat modifier required for instruction 'cvt.pack'")
     if not out and n_operands != len(types) + 1:

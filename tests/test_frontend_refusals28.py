@@ -300,6 +300,17 @@ LITERAL_CASES = [
      ["line 15; error   : Modifier '.evict_unchanged' cannot be applied to '.shared' space for instruction 'ld'", "line 15; error   : Modifier '.cta' requires memory order with 'ld' instruction"]),
     ('8.7', 'sm_90', 'ld.volatile.shared.L1::no_allocate.s32 %u0, [%l1]',
      ["line 15; error   : Modifier '.no_allocate' cannot be applied to '.shared' space for instruction 'ld'", "line 15; error   : Modifier '.no_allocate' cannot be combined with modifier '.volatile'"]),
+    # last round (reject28): .satfinite with .sat, b16 reductions, setp .ftz then the boolean, cvt.pack modifiers, set.bf16 once
+    ('8.7', 'sm_90', 'cvt.satfinite.sat.s32.f32 %u0, %f1',
+     ["line 15; error   : Modifier '.satfinite' cannot be combined with modifier '.sat'", "line 15; error   : Unexpected instruction types specified for 'cvt'"]),
+    ('8.7', 'sm_90', 'red.shared.add.noftz.b16 [%l1], %h1',
+     ["line 15; error   : Unexpected instruction types specified for 'red'"]),
+    ('8.7', 'sm_90', 'setp.ltu.ftz.bf16x2 %p0|%p1, %b1, %b2, %p3',
+     ["line 15; error   : Illegal modifier '.ftz' for instruction 'setp'", "line 15; error   : Boolean operation is required for instruction 'setp'"]),
+    ('8.7', 'sm_90', 'cvt.pack.relu.s16.s32 %b0, %u1, %u2, %b3',
+     ["line 15; error   : Illegal modifier '.relu' for instruction 'cvt.pack'"]),
+    ('8.7', 'sm_86', 'set.le.and.bf16.bf16 %h0, %h1, %h2, %p3',
+     ["line 15; error   : Feature 'set.bf16' requires .target sm_90 or higher"]),
 ]
 
 
