@@ -46,7 +46,8 @@ def all_problems(modifiers: tuple, operands: list, register_type, version: tuple
     mbar = len(operands) == 3 and type(operands[2]) is ast.Address
     rest = problems(modifiers, operands, register_type, version, type_fits)
     # (an illegal modifier does not keep ptxas from asking for the mechanism)
-    rest_ok = all(line.startswith("Illegal modifier") for line in rest)
+    rest_ok = all(line.startswith(("Illegal modifier", "Unexpected number")) for line in rest) \
+        if ".shared::cluster" in modifiers else not rest
     return feature_problems(modifiers, mbar, version, target_sm, rest_ok) + rest
 
 
@@ -115,7 +116,9 @@ def problems(modifiers: tuple, operands: list, register_type, version: tuple,
     n = len(operands)
     out = []
     spaces = [m for m in modifiers if m in _SPACES]
-    if any(s not in _GOOD_SPACES and s != ".global" for s in spaces):
+    if len(spaces) > 1:
+        out.append("Unexpected number of state spaces specified in instruction 'st.async'")
+    elif any(s not in _GOOD_SPACES and s != ".global" for s in spaces):
         out.append("State space incorrect for instruction 'st.async'")
     vec = next((m for m in modifiers if m in (".v2", ".v4", ".v8")), None)
     two = n == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import functools
+import itertools
 import re
 
 from ptx2sass.records import dataclass
@@ -573,7 +574,9 @@ class Checker:
         if any(e.message.startswith(("Arguments mismatch", _UNEXPECTED_TYPES)) for e in new):
             return
         at = before + next((i + 1 for i, e in enumerate(new)
-                            if e.message.startswith("Unexpected number of state spaces")), 0)
+                            if e.message.startswith("Unexpected number of state spaces")),
+                           sum(1 for _ in itertools.takewhile(
+                               lambda e: e.message.startswith("Feature "), new)))
         self.errors.insert(at, CompileError(
             f"Illegal state space for address operand '::func' with instruction '{ins.opcode}'",
             self.file, ins.line, ins.column, "error"))
@@ -2630,6 +2633,10 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
     cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
     evict = next((m for m in modifiers if m.startswith(".L1::")), None)
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    space = _space_problem(opcode, modifiers)
+    if space and evict:     # (a space the instruction cannot use first: reject28)
+        out.append(space)
+        space = None
     if evict:       # (the space first, then the rest: ptxas 13.5.37, reject28)
         out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
                 f"instruction '{opcode}'" for m in spaces if m != ".global"]
@@ -2637,10 +2644,8 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
         out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'")
     if evict and ".volatile" in modifiers:
         out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '.volatile'")
-    space = _space_problem(opcode, modifiers)
     if space:
         out.append(space)
-    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     for order in (".relaxed", ".acquire", ".release", ".volatile"):
         if order in modifiers:
             out += [f"Modifier '{order}' cannot be applied to '{m}' space" for m in spaces

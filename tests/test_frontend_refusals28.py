@@ -311,6 +311,15 @@ LITERAL_CASES = [
      ["line 15; error   : Illegal modifier '.relu' for instruction 'cvt.pack'"]),
     ('8.7', 'sm_86', 'set.le.and.bf16.bf16 %h0, %h1, %h2, %p3',
      ["line 15; error   : Feature 'set.bf16' requires .target sm_90 or higher"]),
+    # st.async's completion mechanism beside illegal modifiers and spaces, ::func after its version, a refused space first (reject28)
+    ('8.7', 'sm_90', 'st.async.L1::evict_last.v4.u32 [%l1], {%u0, %u1, %u2, %u3}, [%l2]',
+     ["line 15; error   : Illegal modifier '.level::eviction_priority' for instruction 'st.async'", "line 15; error   : Illegal modifier '.evict_last' for instruction 'st.async'"]),
+    ('8.7', 'sm_90', 'st.async.shared::cluster.shared.u32 [%l1], %u0, [%l2]',
+     ["line 15; error   : Modifier '.shared::cluster' requires modifier '.completion_mechanism' for instruction 'st.async'", "line 15; error   : Unexpected number of state spaces specified in instruction 'st.async'"]),
+    ('8.2', 'sm_75', 'ld.param::func.b16 %h0, [%l1]',
+     ["line 14; error   : Feature 'Type .b128' requires PTX ISA .version 8.3 or later", "line 15; error   : Feature '::func' requires PTX ISA .version 8.3 or later", "line 15; error   : Illegal state space for address operand '::func' with instruction 'ld'"]),
+    ('8.7', 'sm_90', 'st.const.L1::evict_unchanged.b16 [%l1], %h1',
+     ["line 15; error   : State space incorrect for instruction 'st'", "line 15; error   : Modifier '.evict_unchanged' cannot be applied to '.const' space for instruction 'st'"]),
 ]
 
 
