@@ -2266,7 +2266,7 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
     if opcode == "redux" and not {".add", ".min", ".max", ".and", ".or", ".xor"} & set(others):
         return None, types, opcode, "Reduction operation is required for instruction 'redux'"
-    if opcode == "slct" and ".ftz" in others and types[-1:] != [".f32"]:
+    if opcode == "slct" and ".ftz" in others and types[-1:] == [".s32"]:
         # (.ftz goes with an f32 selector: ptxas 13.5.37, reject28)
         return None, types, opcode, "Illegal modifier '.ftz' for instruction 'slct'"
     if opcode == "setp" and ".ftz" in others and types[-1:] in ([".f64"], [".bf16"], [".bf16x2"]):
