@@ -20,7 +20,8 @@ two mutation kinds:
              in some other inventory form;
   space    - the state space of a memory form replaced by another, or dropped;
 a variant may then be valid (ptxas accepts it): ours must accept it too.  Held out there by
-seed: `--wide --seed 2700..2704 --n 200` (see docs/STATUS.md), never tuned on.
+seed: `--wide --seed 2700..2704 --n 200` (reject27), `--seed 2800..2804 --held 2800-2804`
+(reject28; see docs/STATUS.md), never tuned on.
 """
 import argparse
 import hashlib
