@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import functools
+import itertools
 import re
 
 from ptx2sass.records import dataclass
@@ -18,7 +19,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, cp_async_arrive, cvt_packed, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -550,6 +551,9 @@ class Checker:
     # ------------------------------------------------------------------ instructions
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
+        if ins.opcode in ("ld", "st") and getattr(self.function, "kind", None) == ".entry" \
+                and next((m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS), None) == ".param::func":
+            return self.check_func_param_in_kernel(ins, scope)
         if ins.opcode in _SYNC_REQUIRED and ".sync" not in ins.modifiers:
             # ptxas 13.5.37 says a non-.sync vote/shfl is gone only of an otherwise valid one
             before = len(self.errors)
@@ -559,6 +563,23 @@ class Checker:
                            ".target sm_70 and higher from PTX ISA version 6.4", ins)
             return
         self._check_with_sinks(ins, scope)
+
+    def check_func_param_in_kernel(self, ins: ast.Instruction, scope: _Scope):
+        """ld/st.param::func in a kernel, which has no function parameters: ptxas 13.5.37
+        says so once the operands and types fit, after "Unexpected number of state spaces"
+        and before the memory order's lines (reject28)."""
+        before = len(self.errors)
+        self._check_with_sinks(ins, scope)
+        new = self.errors[before:]
+        if any(e.message.startswith(("Arguments mismatch", _UNEXPECTED_TYPES)) for e in new):
+            return
+        at = before + next((i + 1 for i, e in enumerate(new)
+                            if e.message.startswith("Unexpected number of state spaces")),
+                           sum(1 for _ in itertools.takewhile(
+                               lambda e: e.message.startswith("Feature "), new)))
+        self.errors.insert(at, CompileError(
+            f"Illegal state space for address operand '::func' with instruction '{ins.opcode}'",
+            self.file, ins.line, ins.column, "error"))
 
     def _check_with_sinks(self, ins: ast.Instruction, scope: _Scope):
         first = ins.operands[0] if ins.operands else None
@@ -652,6 +673,45 @@ class Checker:
                 if op == "tcgen05":
                     for problem in tcgen05.problems(ins, lambda n: self.register_type(n, scope)):
                         self.error(problem, ins)
+                if async_store.is_st_async(op, ins.modifiers):
+                    for problem in async_store.all_problems(
+                            ins.modifiers, ins.operands, lambda n: self.register_type(n, scope),
+                            self.version, self.target_sm, lambda t, r: type_compatible(t, r, False)):
+                        self.error(problem, ins)
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
+                if op == "cvt" and ins.modifiers[:1] == (".pack",):
+                    found = cvt_packed.pack_problems(ins.modifiers, len(ins.operands))
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
+                if op == "red" and ins.modifiers[:1] == (".async",):
+                    found = async_store.red_async_problems(ins.modifiers)
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
+                if cp_async_arrive.applies(op, ins.modifiers):
+                    found = cp_async_arrive.problems(ins.modifiers, ins.operands)
+                    for problem in found:
+                        self.error(problem, ins)
+                    if found:
+                        for operand in ins.operands:
+                            self.resolve_names(operand, scope, self.labels)
+                        return
+                if op in ("prefetch", "prefetchu"):
+                    from ptx2sass.frontend import prefetch_checks
+                    for problem in prefetch_checks.problems(op, ins.modifiers, ins.operands):
+                        self.error(problem, ins)
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
                 if op == "mbarrier":
                     from ptx2sass.frontend import mbarrier_shapes
                     found = mbarrier_shapes.problems(ins.modifiers, ins.operands,
@@ -668,10 +728,15 @@ class Checker:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
                         self.mismatch(f"multimem{ins.modifiers[0]}", ins)
-                if op == "mapa":
+                if op == "istypep" and len(ins.operands) != 2:
+                    self.mismatch("istypep", ins)
+                    for operand in ins.operands:
+                        self.resolve_names(operand, scope, self.labels)
+                    return
+                if op in ("mapa", "getctarank"):
                     spaces = [m for m in ins.modifiers if m in _STATE_SPACE_MODIFIERS]
                     if spaces and spaces != [".shared::cluster"]:
-                        self.error("State space incorrect for instruction 'mapa'" + (
+                        self.error(f"State space incorrect for instruction '{op}'" + (
                             ", expected '::cluster'" if spaces[0].startswith(".shared") else ""), ins)
                         return
                 problem = _surface_reduction_problem(op, ins.modifiers) or \
@@ -690,6 +755,8 @@ class Checker:
         if op == "ld" and ".param" in ins.modifiers and len(ins.operands) > 1:
             self.check_call_sequence(ins.operands[1], scope)
         form, types, name, problem = select_form(op, ins.modifiers)
+        if op == "cvt" and len(types) == 2 and self.cvt_operands_mismatch(ins, types, problem, scope):
+            return
         policy = None
         if op in _CACHE_POLICY_OPCODES and not (problem and problem.startswith(
                 ("Unknown modifier", _UNEXPECTED_TYPES))) and not (op == "red" and ".cas" in ins.modifiers):
@@ -716,10 +783,12 @@ class Checker:
                 problem and self.operands_mismatch_first(ins, types, scope, name):
             # ptxas checks the operands against the types before the modifiers (but it has
             # told of two comparisons already)
-            if "Multiple comparisons set" in problem.split("\n"):
+            repeats = [l for l in problem.split("\n") if l.startswith(_REPEAT_MESSAGES)]
+            if repeats:
                 tail = self.errors[mark:]
                 del self.errors[mark:]
-                self.error("Multiple comparisons set", ins)
+                for line in repeats:
+                    self.error(line, ins)
                 self.errors += tail
             return
         if policy is not None:          # a cache policy without its `.L2::cache_hint`
@@ -735,6 +804,14 @@ class Checker:
         if problem:
             for line in problem.split("\n"):       # several illegal modifiers
                 self.error(line, ins)
+            if op in ("ld", "ldu", "st") and "Multiple vector modifiers specified" in problem.split("\n"):
+                # the vector operand against the later size (ld/ldu say it twice: ptxas
+                # 13.5.37, reject28)
+                width = int(next(m for m in reversed(ins.modifiers) if m in (".v2", ".v4", ".v8"))[2:])
+                value = ins.operands[1 if op == "st" else 0] if len(ins.operands) > 1 else None
+                if type(value) is ast.VectorOperand and len(value.elements) != width:
+                    for _ in range(1 if op == "st" else 2):
+                        self.error(f"Argument vector size mismatch for instruction '{op}'", ins)
         if sink_source:
             self.error(SINK_SOURCE, ins)      # (after a modifier problem, as ptxas)
         if problem and form is not None and ins.opcode in ("set", "setp") and all(
@@ -744,6 +821,12 @@ class Checker:
             if problem.startswith(_UNEXPECTED_TYPES):
                 for operand in ins.operands:      # its operands' names are still looked up
                     self.resolve_names(operand, scope, self.labels)
+            elif ins.opcode in ("set", "setp") and len(ins.operands) == 4 \
+                    and not {".and", ".or", ".xor"} & set(ins.modifiers) and all(
+                        line.startswith(_REPEAT_MESSAGES + (_COMPARISON_MISMATCH, "Illegal modifier"))
+                        for line in problem.split("\n")):
+                # (then the predicate operand without its boolean operation: reject28)
+                self.error(f"Boolean operation is required for instruction '{ins.opcode}'", ins)
             return
         n = len(ins.operands)
         if not form.optional_from <= n <= len(form.operands):
@@ -817,6 +900,16 @@ class Checker:
                  and all(t in slot for t, slot in zip(types, f.type_slots))
                  and f.optional_from <= n <= len(f.operands)
                  and all(c[0] in "dabcempq*" and c != "dp" for c in f.operands)]
+        if types and not forms and any(
+                len(f.type_slots) == len(types) and all(t in slot for t, slot in zip(types, f.type_slots))
+                and all(c[0] in "dabcempq*" and c != "dp" for c in f.operands)
+                for f in isa.FORMS.get(ins.opcode, ())):
+            # forms of these types but none of this operand count (ptxas 13.5.37, reject28:
+            # `cvt.rz.rzi.f32.f64 d, a, b` is "Arguments mismatch", not the rounding)
+            self.mismatch(name, ins)
+            for operand in ins.operands:
+                self.resolve_names(operand, scope, self.labels)
+            return True
         if not forms or not types:
             return False
         before = len(self.errors), len(self.symbol_errors)
@@ -830,6 +923,26 @@ class Checker:
             if f is not forms[-1]:
                 del self.errors[before[0]:]
                 del self.symbol_errors[before[1]:]
+        return True
+
+    def cvt_operands_mismatch(self, ins: ast.Instruction, types, problem, scope) -> bool:
+        """cvt conversions whose operands ptxas checks before the modifiers: a packed pair's
+        operand count (`cvt.rn.bf16x2.f32 d, a, b`), and bf16 to or from an 8-bit integer,
+        which no form of ptxas 13.5.37 takes ("Arguments mismatch"; a repeated modifier
+        class is reported first). True if reported."""
+        dst, src = types
+        count = cvt_packed.operand_count(dst, src, ins.modifiers)
+        byte_bf16 = ".bf16" in types and {dst, src} & {".u8", ".s8"}
+        if not byte_bf16 and (count is None or count == len(ins.operands)):
+            return False
+        if problem and problem.startswith(_UNEXPECTED_TYPES):
+            return False
+        for line in (problem or "").split("\n"):
+            if line.startswith(_REPEAT_MESSAGES):
+                self.error(line, ins)
+        self.mismatch("cvt", ins)
+        for operand in ins.operands:
+            self.resolve_names(operand, scope, self.labels)
         return True
 
     def check_comparison(self, ins: ast.Instruction, reported: int):
@@ -1055,8 +1168,14 @@ class Checker:
         if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and tuple(pair) == (".f32", ".bf16") \
                 and ".ftz" in ins.modifiers:
             self.error("Feature 'cvt with .f32.bf16.ftz' requires .target sm_90 or higher", ins)
-        if ins.opcode == "cvt" and 80 <= self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
-                and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2"}:
+        if ins.opcode == "cvt" and self.target_sm < 80 and pair[:1] == (".bf16",) and len(pair) == 2 \
+                and pair[1] in set(isa.TYPE_BITS) - {".f32", ".bf16", ".bf16x2", ".u8", ".s8", ".b8"}:
+            self.error(f"Feature 'cvt.bf16{pair[1]}' requires .target sm_80 or higher", ins)
+        if ins.opcode == "cvt" and pair == (".f32", ".bf16") and ".ftz" in ins.modifiers \
+                and self.version < (7, 8):
+            self.error("Feature 'cvt with .f32.bf16.ftz' requires PTX ISA .version 7.8 or later", ins)
+        if ins.opcode == "cvt" and self.target_sm < 90 and ".bf16" in pair and len(pair) == 2 \
+                and (set(pair) - {".bf16"}) <= set(isa.TYPE_BITS) - {".f32", ".bf16x2", ".u8", ".s8", ".b8"}:
             # bf16 from or to anything but f32 (integers, f16, f64, bf16 itself) is sm_90 PTX
             # (below sm_80 '.bf16' itself is refused first)
             self.error(f"Feature 'cvt with {pair[0]}{pair[1]}' requires .target sm_90 or higher", ins)
@@ -1138,6 +1257,8 @@ class Checker:
         and the module's .version/.target, so check_features caches it)."""
         problems = []
         op = ins.opcode
+        if async_store.is_st_async(op, ins.modifiers):
+            return []           # all of st.async's messages come from async_store, in order
         if op == "mma" and (".e4m3" in ins.modifiers or ".e5m2" in ins.modifiers):
             return self._fp8_mma_problems(ins)
         # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
@@ -1149,17 +1270,19 @@ class Checker:
             if name in isa.FEATURES:
                 prefix = name
         keys = ([prefix] if prefix else []) + [op + m for m in ins.modifiers[1:]
-                                               if op + m != prefix]
+                                               if op + m != prefix
+                                               and not (prefix and prefix.endswith(m))]
         first_type = next((m for m in ins.modifiers if m in isa.TYPE_MODIFIERS), None)
         for ops, types, needs, feat in isa.TYPE_FEATURES:
             if op in ops and first_type in types and (needs is None or needs in ins.modifiers) \
                     and self.version < feat.min_version:
                 problems.append(f"Feature '{feat.name}' requires PTX ISA .version "
                                 f"{feat.min_version[0]}.{feat.min_version[1]} or later")
-        if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)):
+        if op == "ldu" and (".v8" in ins.modifiers or _is_256_bit_access("ld", ins.modifiers)
+                            or _vector_bits(ins.modifiers) > 128):
             if ".v8" in ins.modifiers:
                 problems.append("Illegal vector size: 8")
-            if _is_256_bit_access("ld", ins.modifiers):
+            if _is_256_bit_access("ld", ins.modifiers) or _vector_bits(ins.modifiers) > 128:
                 problems.append("Vector type too large, exceeds 128 bit limit")
         if op in ("ld", "st") and _vector_bits(ins.modifiers) > 256:
             problems.append("Vector type too large, exceeds 128 bit limit")
@@ -1180,6 +1303,14 @@ class Checker:
             if feat.min_sm and self.target_sm < feat.min_sm:
                 problems.append(f"Feature '{feat.name}' requires .target sm_{feat.min_sm} or "
                                 "higher")
+        if op == "lop3" and {".and", ".or", ".xor"} & set(ins.modifiers) and self.version < (8, 2):
+            problems.append("Feature 'lop3.<BoolOp>' requires PTX ISA .version 8.2 or later")
+        if op == "ld" and ".L2::256B" in ins.modifiers:
+            # (beyond 'cache prefetching': ptxas 13.5.37, reject28)
+            if self.target_sm < 80:
+                problems.append("Modifier '.L2::256B' requires .target sm_80 or higher")
+            if self.version < (7, 4):
+                problems.append("Feature '256B cache prefetching' requires PTX ISA .version 7.4 or later")
         if wide256 and not {".global", ".generic"} >= (set(ins.modifiers) & _STATE_SPACE_MODIFIERS):
             problems.append("global state space expected for feature '256 bit wide load/store'")
         if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
@@ -1202,6 +1333,11 @@ class Checker:
                 problems.append("Feature '::cluster' requires PTX ISA .version 7.8 or later")
             if self.target_sm < 90:
                 problems.append("Feature '::cluster' requires .target sm_90 or higher")
+        if op == "red" and ins.modifiers[:1] == (".async",) and async_store.MECHANISM in ins.modifiers:
+            if self.target_sm < 90:
+                problems.append(f"Feature '{async_store.MECHANISM}' requires .target sm_90 or higher")
+            if self.version < (8, 0):
+                problems.append(f"Feature '{async_store.MECHANISM}' requires PTX ISA .version 8.0 or later")
         if ".cluster" in ins.modifiers and op in _SCOPED_MEMORY_OPCODES:
             # (the target, then the version)
             if self.target_sm < 90:
@@ -1278,6 +1414,14 @@ class Checker:
                 problems.append("Feature '.oob' requires PTX ISA .version 8.1 or later")
         problems += [p for p in sm80_features.problems(op, ins.modifiers, self.target_sm)
                      if p not in problems]
+        if self.target_sm < 80 and op in ("abs", "fma", "max", "min", "neg"):
+            # ptxas 13.5.37 names the bf16 type twice here, after `.abs`/`.oob` (reject28)
+            bf16 = [p for p in problems if p.startswith(("Feature '.bf16'", "Feature '.bf16x2'"))]
+            if bf16:
+                rest = [p for p in problems if p not in bf16]
+                at = next((i for i, p in enumerate(rest) if "'.abs'" not in p and "'.oob'" not in p),
+                          len(rest))
+                problems = rest[:at] + [bf16[0], bf16[0]] + rest[at:]
         if self.target_sm < 80 and op not in _BF16_RULED:
             # below sm_80 ptxas names the bf16 type itself first (13.5.37: `set.bf16`,
             # `add.bf16`, `red.add.bf16`, `ld.bf16`; sm80_features has the other opcodes')
@@ -1291,8 +1435,41 @@ class Checker:
             problems.append("Modifier '.L2::cache_hint' requires PTX ISA .version 7.4 or later")
         if op == "createpolicy":
             problems += createpolicy_problems(ins.modifiers, self.version, self.target_sm)
+        problems += self._atomic_version_problems(ins)
         problems += self._vector_atomic_problems(ins)
+        if op == "set":     # (ptxas 13.5.37 names set.bf16's feature once: reject28)
+            problems = list(dict.fromkeys(problems))
         return problems
+
+    # (operation, type) of atom/red -> the PTX ISA version ptxas 13.5.37 names for it (probed
+    # version by version on branch reject28, each in the generic, .global and .shared spaces)
+    _ATOMIC_VERSIONS = {
+        **{(op, t): (3, 1) for op in (".min", ".max") for t in (".s64", ".u64")},
+        **{(op, ".b64"): (3, 1) for op in (".and", ".or", ".xor")},
+        (".add", ".f64"): (5, 0), (".add", ".f16x2"): (6, 2), (".add", ".f16"): (6, 3),
+        (".add", ".bf16"): (7, 8), (".add", ".bf16x2"): (7, 8), (".cas", ".b16"): (6, 3),
+        (".cas", ".b128"): (8, 3), (".exch", ".b128"): (8, 3),
+    }
+
+    def _atomic_version_problems(self, ins: ast.Instruction) -> list[str]:
+        """atom/red forms newer than PTX 2.0: "Instruction 'atom.add.f16.shared' requires PTX
+        ISA .version 6.3 or later" ('... with generic state space' without a space)."""
+        if ins.opcode not in ("atom", "red"):
+            return []
+        mods = ins.modifiers
+        op = next((m for m in mods if m in _ATOMIC_OPERATIONS), None)
+        ty = next((m for m in mods if m in isa.TYPE_MODIFIERS), None)
+        need = self._ATOMIC_VERSIONS.get((op, ty))
+        out = []
+        space = next((m for m in mods if m in _STATE_SPACE_MODIFIERS), None)
+        name = f"{ins.opcode}{op}{ty}" + (space or " with generic state space")
+        if ty == ".b128" and op in (".cas", ".exch") and self.target_sm < 90:
+            out.append(f"Instruction '{name}' requires .target sm_90 or higher")
+        if need is not None and self.version < need:
+            out.append(f"Instruction '{name}' requires PTX ISA .version {need[0]}.{need[1]} or later")
+        if ty == ".b128" and ".sys" in mods and self.version < (8, 4):
+            out.append("Feature '.b128 with .sys' requires PTX ISA .version 8.4 or later")
+        return out
 
     def _vector_atomic_problems(self, ins: ast.Instruction) -> list[str]:
         """atom/red of f16/bf16(x2) and vector ones (PTX ISA: bf16 and half min/max sm_90;
@@ -1303,9 +1480,14 @@ class Checker:
         vec = next((m for m in mods if m in (".v2", ".v4", ".v8")), None)
         ty = next((m for m in mods if m in (".f32", ".f16", ".bf16", ".f16x2", ".bf16x2")), None)
         op = next((m for m in mods if m in (".add", ".min", ".max")), None)
-        if ins.opcode not in ("atom", "red") or ty is None or op is None:
+        if ins.opcode not in ("atom", "red") or ty is None:
             return []
         problems = []
+        if ty != ".f32" and ".noftz" not in mods and ".cas" not in mods \
+                and set(mods) & _ATOMIC_OPERATIONS:
+            problems.append(f"'.noftz' modifier required for instruction '{ins.opcode}' with type '{ty}'")
+        if op is None:
+            return problems
         if ty != ".f32":
             space = next((m for m in mods if m in _STATE_SPACE_MODIFIERS), None)
             instr = f"{ins.opcode}{op}{ty}" + (space or " with generic state space")
@@ -1367,6 +1549,8 @@ class Checker:
                     # an extra operand that is no predicate does not fit at all
                     self.mismatch(name, ins)
                 else:
+                    if _integer_comparison_mismatch(ins.modifiers):     # (first: reject28)
+                        self.error(_COMPARISON_MISMATCH, ins)
                     self.error(f"Boolean operation is required for instruction '{name}'", ins)
                 for operand in ops:
                     self.resolve_names(operand, scope, self.labels)
@@ -1731,13 +1915,18 @@ _UNSIGNED_ORDERINGS = frozenset((".lo", ".ls", ".hi", ".hs"))
 _ORDERINGS = frozenset((".lt", ".le", ".gt", ".ge")) | _UNSIGNED_ORDERINGS
 
 
+_COMPARISON_MISMATCH = "Mismatch between instruction type and comparison qualifier"
+
+
 def _integer_comparison_mismatch(modifiers) -> bool:
-    """`setp`/`set` whose comparison its (last, source) integer type does not allow."""
+    """`setp`/`set` whose comparison (the later of two: ptxas checks that one) its (last,
+    source) integer type does not allow."""
     source = modifiers[-1] if modifiers else ""
+    comparisons = [m for m in modifiers if m in _REPEAT_CLASSES[1][0]][-1:]
     if source in (".b16", ".b32", ".b64"):
-        return any(m in _ORDERINGS for m in modifiers)
+        return any(m in _ORDERINGS for m in comparisons)
     if source in (".s16", ".s32", ".s64"):
-        return any(m in _UNSIGNED_ORDERINGS for m in modifiers)
+        return any(m in _UNSIGNED_ORDERINGS for m in comparisons)
     return False
 
 
@@ -1902,9 +2091,12 @@ def _minmax_modifier_problems(op: str, modifiers, version: tuple[int, int], sm: 
 
 
 def _vector_bits(modifiers) -> int:
-    """The width of a vector access (`.v8.u64`: 512), 0 for a scalar one."""
+    """The width of a vector access (`.v8.u64`: 512), 0 for a scalar one; a vector of
+    `.b128` counts as too wide whatever its length (ptxas 13.5.37: 'Vector type too large'
+    for `.v2.b128`, reject28)."""
     vec = next((int(m[2:]) for m in modifiers if m in (".v2", ".v4", ".v8")), 0)
-    return vec * isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+    bits = isa.TYPE_BITS.get(modifiers[-1] if modifiers else "", 0)
+    return vec * bits * (2 if bits == 128 else 1)
 
 
 def _is_256_bit_access(opcode: str, modifiers) -> bool:
@@ -1924,7 +2116,11 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
     vocabulary = {m for f in candidates for g, _ in f.groups for m in g}
     spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     if len(spaces) > 1:
-        return f"Unexpected number of state spaces specified in instruction '{name}'"
+        # (ptxas 13.5.37 then checks ld/st's rules with the first space: reject28)
+        first = [m for m in modifiers if m not in _STATE_SPACE_MODIFIERS or m == spaces[0]]
+        rest = _ordering_problem(opcode, first) if opcode in ("ld", "st") else None
+        return f"Unexpected number of state spaces specified in instruction '{name}'" + (
+            "\n" + rest if rest else "")
     subs = isa.SUBOPCODES.get(opcode, ())
     if opcode == "dp2a" and not {".lo", ".hi"} & set(modifiers):
         return "'.hi/.lo' modifier required for instruction 'dp2a'"
@@ -1964,6 +2160,9 @@ def _explain_modifiers(candidates: list, modifiers: list[str], opcode: str, name
         illegal.sort(key=lambda m: _ILLEGAL_ORDER.get(m, 4 if m in isa.ROUNDING_MODIFIERS else 3))
         out = [f"Illegal rounding modifier for instruction '{name}'" if m in isa.ROUNDING_MODIFIERS
                else f"Illegal modifier '{m}' for instruction '{name}'" for m in illegal]
+        if opcode == "st" and ".async" in illegal:       # (said twice: ptxas 13.5.37, reject28)
+            at = out.index("Illegal modifier '.async' for instruction 'st'")
+            out.insert(at, out[at])
         rest = [m for m in modifiers if m not in illegal]
         problems = [_modifier_problem(f, rest, name) for f in candidates]
         if all(problems) and not bad_comparisons \
@@ -2013,6 +2212,8 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
     form, types, name, problem = select_form(opcode, modifiers)
     if problem or form is None or (opcode == "add" and modifiers[-2:] == (".sat", ".u32")):
         return None
+    if opcode == "cvt" and ".bf16" in types and {".u8", ".s8"} & set(types):
+        return None         # no form of ptxas's (cvt_operands_mismatch)
     if not form.optional_from <= count <= len(form.operands):
         form = next((f for f in isa.FORMS[opcode] if f.groups == form.groups
                      and f.type_slots == form.type_slots
@@ -2063,6 +2264,65 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         return form, types, name, "\n".join(repeats + ([problem] if problem else [])) or None
     types = [m for m in modifiers if m in isa.TYPE_MODIFIERS]
     others = [m for m in modifiers if m not in isa.TYPE_MODIFIERS]
+    if opcode == "redux" and not {".add", ".min", ".max", ".and", ".or", ".xor"} & set(others):
+        return None, types, opcode, "Reduction operation is required for instruction 'redux'"
+    if opcode == "slct" and ".ftz" in others and types[-1:] == [".s32"]:
+        # (.ftz goes with an f32 selector: ptxas 13.5.37, reject28)
+        return None, types, opcode, "Illegal modifier '.ftz' for instruction 'slct'"
+    if opcode == "setp" and ".ftz" in others and types[-1:] in ([".f64"], [".bf16"], [".bf16x2"]):
+        return None, types, opcode, "Illegal modifier '.ftz' for instruction 'setp'"
+    if opcode == "mad" and types == [".f32"] and not set(others) & isa.ROUNDING_MODIFIERS \
+            and not set(others) & {".lo", ".hi", ".wide"}:
+        # (mad.f32 without a rounding is sm_1x's: ptxas 13.5.37 refuses it)
+        return None, types, opcode, "Rounding modifier required for instruction 'mad'"
+    if opcode == "ex2" and ".approx" in others and types[-1:] in ([".bf16"], [".bf16x2"]) \
+            and ".ftz" not in others:
+        return None, types, opcode, f".ftz modifier required for instruction 'ex2{types[-1]}'"
+    if opcode == "fma" and ".relu" in others and types[-1:] in ([".f32"], [".f64"]):
+        return None, types, opcode, "Unexpected instruction types specified for 'fma'"
+    if opcode in ("min", "max") and ".relu" in others and len(types) == 1 \
+            and types[0] not in (".s32", ".s16x2"):
+        # (ptxas 13.5.37, reject28: .relu is s32/s16x2's; a float type is unexpected)
+        if isa.type_class(types[0]) in ("f", "b") or types[0] in (".f16x2", ".bf16x2"):
+            return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
+        return None, types, opcode, f"Illegal modifier '.relu' for instruction '{opcode}' with type '{types[0]}'"
+    if opcode == "set" and len(types) == 2:
+        # packed halves go with their own type (or a 32-bit integer result); f16 results
+        # from bf16 are not taken (ptxas 13.5.37, reject28; bf16 from f16 is)
+        dst, src = types
+        pairs_ok = (src not in (".f16x2", ".bf16x2") or dst in (src, ".u32", ".s32", ".b32")) \
+            and (dst not in (".f16x2", ".bf16x2") or src == dst) \
+            and (dst, src) != (".f16", ".bf16")
+        if not pairs_ok:
+            return None, types, opcode, "Unexpected instruction types specified for 'set'"
+    if opcode in ("min", "max") and len(types) == 1 and (".abs" in others) != (".xorsign" in others):
+        # (`.xorsign.abs` go together, on f32 and the half types: ptxas 13.5.37, reject28)
+        have, need = (".abs", ".xorsign") if ".abs" in others else (".xorsign", ".abs")
+        illegal = [] if types[0] in (".f32", ".f16", ".f16x2", ".bf16", ".bf16x2") else \
+            [f"Illegal modifier '{have}' for instruction '{opcode}'"]
+        return None, types, opcode, "\n".join(illegal + [f"Modifier '{have}' requires modifier '{need}'"])
+    if opcode in ("min", "max") and types[-1:] in ([".bf16"], [".bf16x2"]) and ".ftz" in others:
+        return None, types, opcode, f"Illegal modifier '.ftz' for instruction '{opcode}'"
+    if opcode in ("atom", "red") and len(types) == 1 and ".noftz" in others \
+            and types[0] not in (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32"):
+        # ptxas 13.5.37 (reject28): a type no atomic takes is unexpected; otherwise .noftz
+        # is illegal and the rest is checked without it
+        if types[0] not in isa.OPERATION_TYPES_BY_OPCODE[opcode]["*"] + ((".b16",) if ".cas" in others else ()):
+            return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
+        form, _, rest_name, rest = select_form(opcode, tuple(m for m in modifiers if m != ".noftz"))
+        line = f"Illegal modifier '.noftz' for instruction '{opcode}'"
+        return None, types, rest_name, line + ("\n" + rest if rest else "")
+    if opcode in ("atom", "red") and len(types) == 1 and set(others) & _ATOMIC_OPERATIONS:
+        half = types[0] in (".f16", ".f16x2", ".bf16", ".bf16x2")
+        if half and ".noftz" not in others and ".cas" not in others:
+            # ptxas 13.5.37 (reject28): a half type's atomic names .noftz first, then the
+            # rest of the instruction is checked as if it were written
+            at = next(i for i, m in enumerate(modifiers) if m in _ATOMIC_OPERATIONS) + 1
+            # (the message itself: _vector_atomic_problems, first among the features)
+            return select_form(opcode, modifiers[:at] + (".noftz",) + modifiers[at:])
+        if ".cas" in others and types[0] not in (".b16", ".b32", ".b64", ".b128") or \
+                ".noftz" in others and types[0] == ".pred":
+            return None, types, opcode, f"Unexpected instruction types specified for '{opcode}'"
     if opcode in ("atom", "red") and not set(others) & _ATOMIC_OPERATIONS:
         return None, types, opcode, (f"Illegal operation '' for instruction '{opcode}'\n"
                                      f"Operation  requires  type for instruction '{opcode}'\n"
@@ -2099,6 +2359,12 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
         candidates = [f for f in candidates if any(name[len(opcode):] in g for g, _ in f.groups)]
     if not candidates:
         return None, types, name, f"Unexpected instruction types specified for '{name}'"
+    if opcode == "cvt" and len(types) == 2 and cvt_packed.types_problem(*types):
+        return None, types, name, cvt_packed.types_problem(*types)
+    if opcode == "cvt" and len(types) == 2 and cvt_packed.involved(*types):
+        rounding = cvt_packed.modifier_problem(*types, others)
+        if rounding and rounding.startswith("Illegal rounding"):
+            return None, types, name, rounding
     chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
     if chosen is None:
         return None, types, name, _explain_modifiers(candidates, others, opcode, name, types)
@@ -2211,6 +2477,13 @@ def _operation_type_problem(opcode: str, modifiers: list[str], types: list[str])
     if not rules or len(types) != 1:
         return None
     t = types[0]
+    if opcode == "redux" and t != ".f32":
+        # (ptxas 13.5.37, reject28: the float modifiers name their type, then are illegal)
+        floats = [m for m in modifiers if m in (".abs", ".NaN")]
+        if floats:
+            return "\n".join([f"Instruction 'redux' requires '.f32' type with '{m}' modifier."
+                              for m in floats]
+                             + [f"Illegal modifier '{m}' for instruction 'redux'" for m in floats])
     for m in modifiers:
         allowed = rules.get(m)
         if allowed is not None and t not in allowed and t in rules["*"]:
@@ -2245,7 +2518,7 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
                           + [f"Instruction '{opcode}' applies only to signed numeric types"])
     if ".cc" in modifiers and opcode in isa.CC_OPCODES and types[0] not in isa.CC_TYPES \
             and kind in "usf":
-        if kind == "f":
+        if kind == "f" or types[0] in (".u16x2", ".s16x2"):
             if opcode not in ("add", "sub"):
                 return None         # `mad.lo.cc.f32`, `subc.cc.f16`: unexpected types first
             return (f"Illegal modifier '.cc' for instruction '{name}'\n"
@@ -2268,6 +2541,10 @@ def createpolicy_problems(modifiers, version: tuple[int, int], sm: int) -> list[
     if version < (7, 4):
         out.append(f"Feature '{name}' requires PTX ISA .version 7.4 or later")
     priorities = [m for m in modifiers if m.startswith(".L2::evict_")]
+    if not priorities:        # (ptxas 13.5.37, reject28)
+        out.append(f"cache eviction priority modifier required for instruction '{name}'")
+        if ".L2" not in modifiers:
+            out.append(f".L2 modifier required for instruction '{name}'")
     if len(priorities) > 1 and priorities[1] not in (".L2::evict_first", ".L2::evict_unchanged"):
         out.append(f"Unsupported modifier '.{priorities[1][5:]}' as secondary_priority for "
                    f"instruction '{name}'")
@@ -2311,9 +2588,15 @@ def _surface_reduction_problem(opcode: str, modifiers) -> str | None:
 
 def _space_problem(opcode: str, modifiers: list[str]) -> str | None:
     illegal = isa.ILLEGAL_SPACES.get(opcode)
-    if illegal and any(m in illegal for m in modifiers):
-        return f"State space incorrect for instruction '{opcode}'"
-    return None
+    space = next((m for m in modifiers if illegal and m in illegal), None)
+    if space is None:
+        return None
+    lines = [f"State space incorrect for instruction '{opcode}'"]
+    if opcode in ("atom", "red"):
+        # (ptxas 13.5.37, reject28: then the memory order on that space)
+        lines += [f"Modifier '{m}' cannot be applied to '{space}' space" for m in modifiers
+                  if m in (".relaxed", ".acquire", ".release", ".acq_rel")]
+    return "\n".join(lines)
 
 
 def _required_companion(opcode: str, modifiers: list[str], types: list[str]) -> str | None:
@@ -2341,21 +2624,28 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
         if order in modifiers:
             out += [f"Modifier '{order}' cannot be combined with modifier '{m}'"
                     for m in modifiers if m in _CACHE_OPERATORS]
-    if opcode == "ld" and ".nc" in modifiers:
-        if ".global" not in modifiers:
-            out.append("Modifier '.nc' requires .global space")
-        elif ".lu" in modifiers or ".cv" in modifiers:
+    if opcode == "ld" and ".nc" in modifiers and ".weak" in modifiers:
+        out.append("Modifier '.weak' cannot be combined with modifier '.nc'")
+    nc_space = opcode == "ld" and ".nc" in modifiers and ".global" not in modifiers
+    if opcode == "ld" and ".nc" in modifiers and not nc_space:
+        if ".lu" in modifiers or ".cv" in modifiers:
             out.append("Illegal cache operation for instruction 'ld.nc'")
     cache = next((m for m in modifiers if m in _CACHE_OPERATORS and m != ".nc"), None)
     evict = next((m for m in modifiers if m.startswith(".L1::")), None)
+    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
+    space = _space_problem(opcode, modifiers)
+    if space and evict:     # (a space the instruction cannot use first: reject28)
+        out.append(space)
+        space = None
+    if evict:       # (the space first, then the rest: ptxas 13.5.37, reject28)
+        out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
+                f"instruction '{opcode}'" for m in spaces if m != ".global"]
     if cache and evict:
         out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '{cache}'")
     if evict and ".volatile" in modifiers:
         out.append(f"Modifier '.{evict.split('::')[1]}' cannot be combined with modifier '.volatile'")
-    space = _space_problem(opcode, modifiers)
     if space:
         out.append(space)
-    spaces = [m for m in modifiers if m in _STATE_SPACE_MODIFIERS]
     for order in (".relaxed", ".acquire", ".release", ".volatile"):
         if order in modifiers:
             out += [f"Modifier '{order}' cannot be applied to '{m}' space" for m in spaces
@@ -2376,9 +2666,8 @@ def _ordering_problem(opcode: str, modifiers: list[str]) -> str | None:
                 out.append(f"Modifier '{plain}' cannot be combined with modifier '{scope}'" if plain
                            else f"Modifier '{scope}' requires memory order with '{opcode}' instruction")
                 break
-    if evict:
-        out += [f"Modifier '.{evict.split('::')[1]}' cannot be applied to '{m}' space for "
-                f"instruction '{opcode}'" for m in spaces if m != ".global"]
+    if nc_space:            # (after the eviction hint's space: ptxas 13.5.37, reject28)
+        out.append("Modifier '.nc' requires .global space")
     if ".L2::cache_hint" in modifiers:
         out += [_hint_space_problem(opcode, m) for m in spaces if m != ".global"]
     out += [f"Instruction '{opcode}' requires '.v8.b32/.v4.b64' type with '{m}' modifier."
@@ -2477,7 +2766,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if clamp and ".sat" in modifiers:
         lines.append(f"Modifier '{clamp}' cannot be combined with modifier '.sat'")
     if clamp and dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"] \
-            and (dst, src) not in _CLAMPED_CONVERSIONS:
+            and (dst, src) not in _CLAMPED_CONVERSIONS \
+            and not (lines and isa.type_class(dst) != "f" and clamp == ".relu"):   # (reject28)
         # (ptxas 13.5.37: a scalar .relu/.satfinite narrows f32 to f16/bf16/tf32 only)
         lines.append("Unexpected instruction types specified for 'cvt'")
     if lines:
@@ -2491,7 +2781,7 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
             return "Illegal modifier '.ftz' for instruction 'cvt'"
         return f"Modifier '{clamps[0]}' cannot be combined with modifier '.ftz'"
     if not scalar:
-        return None
+        return cvt_packed.modifier_problem(dst, src, modifiers)
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
     dst_float = isa.type_class(dst) == "f"
     src_float = isa.type_class(src) == "f"
@@ -2499,7 +2789,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if ieee and ".rs" in modifiers:
         return f"Illegal modifier '.rs' for instruction 'cvt' with type '{dst}{src}'"
     if dst_float and not src_float:
-        allowed, required = _FLOAT_ROUNDING, True
+        # (ptxas 13.5.37: .rna is tf32's alone, and .rs sm_100a's from f32)
+        allowed, required = _FLOAT_ROUNDING - {".rna", ".rs"}, True
     elif dst_float and src_float:
         db, sb = isa.TYPE_BITS[dst], isa.TYPE_BITS[src]
         plain = _FLOAT_ROUNDING - {".rna", ".rs"} if ieee else _FLOAT_ROUNDING
@@ -2517,18 +2808,21 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         allowed, required = _INT_ROUNDING, True
     else:
         allowed, required = frozenset(), False
-    if any(m not in allowed for m in rounding):
-        return "Illegal rounding modifier for instruction 'cvt'"
+    lines = []
     if ".ftz" in modifiers and ".f32" not in (dst, src):
-        # ptxas 13.5.37: between integers .ftz is illegal too
-        illegal = [] if dst_float or src_float else ["Illegal modifier '.ftz' for instruction 'cvt'"]
-        return "\n".join(illegal + ["Modifier '.ftz' does not apply to this type of convert operation"])
-    if ".sat" in modifiers and ((dst == src and not dst_float) or
-                                {dst, src} == {".f16", ".bf16"}):
-        return "Illegal modifier '.sat' for instruction 'cvt'"
-    if required and not rounding:
-        return "Rounding modifier required for instruction 'cvt'"
-    return None
+        # ptxas 13.5.37: between integers, or with bf16, .ftz is illegal too; the rounding's
+        # problem follows (branch reject28)
+        if not (dst_float or src_float) or ".bf16" in (dst, src):
+            lines.append("Illegal modifier '.ftz' for instruction 'cvt'")
+        lines.append("Modifier '.ftz' does not apply to this type of convert operation")
+    if ".sat" in modifiers and ((dst == src and not dst_float) or {dst, src} == {".f16", ".bf16"}
+                                or dst == ".bf16" and not src_float):
+        lines.append("Illegal modifier '.sat' for instruction 'cvt'")
+    if any(m not in allowed for m in rounding):
+        lines.append("Illegal rounding modifier for instruction 'cvt'")
+    elif required and not rounding:
+        lines.append("Rounding modifier required for instruction 'cvt'")
+    return "\n".join(lines) or None
 
 
 def _no_return(fn: ast.Function) -> bool:

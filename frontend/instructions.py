@@ -418,8 +418,8 @@ OPERATION_TYPES.update({(op, m): (".b32", ".b64") for op in ("atom", "red")
 OPERATION_TYPES.update({(op, m): (".u32",) for op in ("atom", "red") for m in (".inc", ".dec")})
 OPERATION_TYPES[("atom", ".exch")] = (".b32", ".b64", ".b128")
 
-OPERATION_TYPES[("redux", ".add")] = OPERATION_TYPES[("redux", ".min")] = \
-    OPERATION_TYPES[("redux", ".max")] = (".u32", ".s32", ".f32")
+OPERATION_TYPES[("redux", ".min")] = OPERATION_TYPES[("redux", ".max")] = (".u32", ".s32", ".f32")
+OPERATION_TYPES[("redux", ".add")] = (".u32", ".s32")      # (no f32 sum: ptxas 13.5.37)
 OPERATION_TYPES.update({("redux", m): (".b32",) for m in (".and", ".or", ".xor")})
 OPERATION_TYPES.update({("vote", m): (".pred",) for m in (".all", ".any", ".uni")})
 OPERATION_TYPES[("vote", ".ballot")] = (".b32",)
@@ -464,7 +464,8 @@ ROUNDING_MODIFIERS = frozenset((".rn", ".rz", ".rm", ".rp", ".rni", ".rzi", ".rm
 KNOWN_MODIFIERS = frozenset(
     {m for forms in FORMS.values() for f in forms for g, _ in f.groups for m in g}
     | {t for forms in FORMS.values() for f in forms for s in f.type_slots for t in s}
-    | set(TYPE_SETS["all"]) | {".pred", ".u16x2", ".s16x2", ".xorsign", ".abs", ".NaN"}
+    | set(TYPE_SETS["all"]) | {".pred", ".u16x2", ".s16x2", ".xorsign", ".abs", ".NaN",
+                               ".mbarrier::complete_tx::bytes"}    # (st.async's: illegal elsewhere)
 )
 
 # Fundamental types as they appear among an instruction's modifiers.
@@ -641,6 +642,7 @@ FEATURES: dict[str, Feature] = {
     "ld.L2::64B": Feature("cache prefetching", (7, 4), 75),
     "ld.L2::128B": Feature("cache prefetching", (7, 4), 75),
     "ld.L2::256B": Feature("cache prefetching", (7, 4), 75),
+    "ld.nc": Feature(".nc", (3, 1), None),          # (ptxas 13.5.37, reject28)
     "tcgen05": Feature("tcgen05", (8, 6), 100),
 }
 # Features ptxas 13.5.37 names by an instruction's (first) type, with the PTX version each

@@ -34,33 +34,59 @@ def problems(modifiers: tuple, operands: list, register_type) -> list[str]:
     if not modifiers or modifiers[0] not in _SHAPES:
         return []
     sub = modifiers[0]
-    for m in modifiers[1:]:
-        if m in _SHAPES and not (m == ".expect_tx" and sub in (".arrive", ".arrive_drop")):
-            return [f"Unknown modifier '{m}'"]
+    unknown = [f"Unknown modifier '{m}'" for m in modifiers[1:] if m in _SHAPES
+               and not (m == ".expect_tx" and sub in (".arrive", ".arrive_drop"))][:1]
     name = "mbarrier" + sub
+    full = name + (".expect_tx" if ".expect_tx" in modifiers[1:] else "") \
+        + (".parity" if ".parity" in modifiers and sub in (".test_wait", ".try_wait") else "")
     spaces = [m for m in modifiers if m in _SPACES or m in _OTHER_SPACES]
-    if any(m in _OTHER_SPACES for m in spaces):
-        return [f"State space incorrect for instruction '{name}'"]
-    types = [m for m in modifiers if m in _TYPES]
-    if types != [".b64"]:
-        joined = name + (".expect_tx" if ".expect_tx" in modifiers[1:] else "")
-        return [f"Unexpected instruction types specified for '{joined}'"]
+    if ".noComplete" in modifiers and sub not in (".arrive", ".arrive_drop"):
+        return [f"Illegal modifier '.noComplete' for instruction '{name}'"]
     shape = _SHAPES[sub]
     if ".parity" in modifiers and sub in (".test_wait", ".try_wait"):
-        name += ".parity"
         shape = shape.replace("s", "w")
     if ".expect_tx" in modifiers[1:] or ".noComplete" in modifiers:
         shape = shape.upper().replace("S", "s").replace("M", "m")     # the count required
         shape = shape[:-1] + "w"
-        if ".expect_tx" in modifiers[1:]:
-            name += ".expect_tx"
-    if not _fits(shape, operands, register_type):
-        return [f"Arguments mismatch for instruction '{name}'"]
+    fits = _fits(shape, operands, register_type)
+    out = []
+    # a scope goes with a memory order, and (on expect_tx/complete_tx) an order with a scope
+    # (ptxas 13.5.37, reject28; after an operand mismatch ptxas says that alone)
+    scope = next((m for m in modifiers if m in (".cta", ".cluster")), None)
+    order = next((m for m in modifiers if m in (".relaxed", ".release", ".acquire")), None)
+    if scope and not order:
+        out.append(f"Modifier '{scope}' requires order with '{full}' instruction")
+    elif order and sub in (".init", ".inval", ".pending_count"):
+        out.append(f"Illegal modifier '{order}' for instruction '{name}'")
+    elif order and not scope:
+        out.append(f"Modifier '{order}' requires scope with '{full}' instruction")
+    if unknown:
+        return unknown + out
+    if any(m in _OTHER_SPACES for m in spaces):
+        return out + [f"State space incorrect for instruction '{full}'"]
+    if sub == ".pending_count" and spaces:
+        return out + [f"No state space qualifier expected for instruction '{name}'"]
+    if sub in (".init", ".inval", ".test_wait", ".try_wait") and ".shared::cluster" in spaces:
+        return out + [f"Illegal modifier '::cluster' for instruction '{name}'"]
+    types = [m for m in modifiers if m in _TYPES]
+    if types != [".b64"]:
+        joined = name + (".expect_tx" if ".expect_tx" in modifiers[1:] else "")
+        return [f"Unexpected instruction types specified for '{joined}'"]
+    if not fits:
+        return [f"Arguments mismatch for instruction '{full}'"]
+    if out:
+        return out
+    name = full
+    if sub in (".arrive", ".arrive_drop") and ".shared::cluster" in modifiers \
+            and ".noComplete" in modifiers:
+        extra = ["Modifier '.shared::cluster' cannot be combined with modifier '.noComplete'"]
+    else:
+        extra = []
     if sub in (".arrive", ".arrive_drop") and ".shared::cluster" in modifiers and operands \
             and not (type(operands[0]) is ast.Name and operands[0].name == "_"):
         return [f"Sink '_' is expected as a destination operand for instruction '{name}' with "
-                "'.shared::cluster'"]
-    return []
+                "'.shared::cluster'"] + extra
+    return extra
 
 
 def _fits(shape: str, operands: list, register_type) -> bool:

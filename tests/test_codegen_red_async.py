@@ -70,7 +70,7 @@ OPS = {
 
 
 def model(op, ty, init, x):
-    dt = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64}[ty]
+    dt = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64}[ty]
     words = init.view(dt).copy()
     for lane, v in enumerate(x.view(dt)):
         k = lane % 8
@@ -87,11 +87,12 @@ def model(op, ty, init, x):
 
 @pytest.mark.parametrize("op,ty", [("add", "u32"), ("add", "s32"), ("min", "u32"), ("min", "s32"),
                                    ("max", "u32"), ("max", "s32"), ("inc", "u32"), ("dec", "u32"),
-                                   ("and", "b32"), ("or", "b32"), ("xor", "b32"), ("add", "u64")])
+                                   ("and", "b32"), ("or", "b32"), ("xor", "b32"), ("add", "u64"),
+                                   ("add", "s64")])   # (s64: ptxas's REDAS.ADD.64 too; reject28)
 @pytest.mark.parametrize("addr", ["%sb", "%sb+0"])
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
 def test_red_async(op, ty, addr, arch):
-    wide = ty == "u64"
+    wide = ty in ("u64", "s64")
     size = 8 if wide else 4
     ptx = KERNEL.format(op=op, ty=ty, size=size, reg="x64" if wide else "x", total=32 * size, addr=addr)
     if arch != "sm_90":   # ptxas 13.5 writes the same instructions there

@@ -20,7 +20,8 @@ two mutation kinds:
              in some other inventory form;
   space    - the state space of a memory form replaced by another, or dropped;
 a variant may then be valid (ptxas accepts it): ours must accept it too.  Held out there by
-seed: `--wide --seed 2700..2704 --n 200` (see docs/STATUS.md), never tuned on.
+seed: `--wide --seed 2700..2704 --n 200` (reject27), `--seed 2800..2804 --held 2800-2804`
+(reject28; see docs/STATUS.md), never tuned on.
 """
 import argparse
 import hashlib
@@ -287,6 +288,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=25)
     ap.add_argument("--seeds", type=int, default=1, help="this many seeds from --seed on")
     ap.add_argument("--wide", action="store_true", help="the wider generator (branch reject27)")
+    ap.add_argument("--held", default="2700-2704",
+                    help="--wide: the seed range A-B counted as held out (reject27: 2700-2704, reject28: 2800-2804)")
     ap.add_argument("--show", default="tune", help="parts whose disagreements are printed (tune, held, all, none)")
     a = ap.parse_args(argv)
     from ptx2sass import oracle
@@ -301,7 +304,8 @@ def main(argv=None):
     for kind, name, arch, ptx in drawn:
         part = "held" if hashlib.sha1(ptx.encode()).hexdigest()[0] in "0123" else "tune"
         if a.wide:      # held out by seed range there, so every variant is one part
-            part = "held" if 2700 <= a.seed < 2705 else "tune"
+            lo, hi = (int(x) for x in a.held.split("-"))
+            part = "held" if lo <= a.seed <= hi else "tune"
         try:
             theirs = oracle.ptxas(ptx, arch)
         except oracle.OracleFailed:      # ptxas 13.5.37 itself crashes on a few (signal 11)
