@@ -555,8 +555,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
         shared_symbol = (k.shared_bytes or 0) > info.reserved_shared_bytes  # extern shared only: none
+        # the reserved shared words hold a symbol of their own (sm_110's, the tcgen05
+        # partition): whole program, their section's symbol before the module's variables'
+        # (-g: right after the first kernel's shared section's); -c, after the exported
+        # variables' sections and before the LOCAL ones' (ptxas 13.5 sm_110, 11
+        # linkage/initialiser mixes)
+        reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
         if shared_symbol and k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
+            if reserved_symbol and not relocatable:
+                section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
             if debug_shared and debug_shared[0] and "region" in shared_groups:
                 section_symbol(DEBUG_SHARED)
             syms.extend(shared_groups.pop("region", {}).values())
@@ -566,11 +575,6 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             _local_function_symbols(k)
         if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
-        # the reserved shared words hold a symbol of their own (sm_110's, the tcgen05
-        # partition): whole program, their section's symbol before the module's variables';
-        # -c, after the exported variables' sections and before the LOCAL ones' (ptxas 13.5
-        # sm_110, 11 linkage/initialiser mixes)
-        reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
         if reserved_symbol and not relocatable:
             section_symbol(RESERVED_SHARED)
             reserved_symbol = False
@@ -641,11 +645,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError(f"handle slots name {unknown}, which are not module handle variables")
     handle_sym: dict[str, int] = {}
     func_sym.update(local_sym)
+    # ptxas -c and -g name the reserved words' offset only (an undefined weak object), with no
+    # alias in `.nv.shared.reserved.0`; -g leaves that section out where nothing of its own
+    # (sm_110's workaround words, the tcgen05 partition) names it (13.5.37, sm_90/100/110/120)
+    reserved_alias = hopper and not relocatable and not device_debug
+    reserved_owned = bool(info.gb10b_war_bytes or any(k.tmem_partition for k in kernels))
     if hopper and not file_order:         # a module of no code: the reserved words alone
         end = info.reserved_shared_section_bytes
         syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
-        syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                           other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+        if reserved_alias:
+            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
+                               other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
     for k in file_order:
         if k.name in local_sym:
             pass
@@ -653,7 +663,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
-            if k.is_entry:
+            if k.is_entry and not (hopper and k is file_order[0]):
                 syms.extend(shared_groups.pop("extern", {}).values())
         if k is file_order[0]:
             # (sm_90: the reserved-shared symbols right after the handles the kernel names)
@@ -668,7 +678,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if relocatable:     # the linker's unified function/data tables, then the offset alone
                 syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
-            if not relocatable:
+            if reserved_alias:
                 syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
             # (-c: CUDA objects the linker places, their value the alignment, after the
@@ -682,6 +692,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
                 elif wanted:
                     syms.append(Symbol(name, end, size, STT_OBJECT, STB_WEAK, section=RESERVED_SHARED))
+            if k.is_entry:      # (-g's extern shared variables: sm_90+ after the reserved words')
+                syms.extend(shared_groups.pop("extern", {}).values())
         if k is file_order[0]:
             for name in handles:
                 if name not in handle_sym:
@@ -861,7 +873,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
                                                data=compat_section(info, isa_class)))
         tmem_bytes = TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0
-        if not relocatable:
+        if not relocatable and (reserved_alias or reserved_owned):
             c.sections.insert(after_debug + 1, Section(
                 RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
                 nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes + tmem_bytes))
@@ -881,15 +893,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
              for i, name in reversed(list(enumerate(bank4)))]))
     # Addresses inside variables' initial bytes: per section, REL entries (no addend) then
     # RELA ones, each in reverse order as ptxas lists them.
+    # (sm_90+: all RELA, a zero addend too, as ptxas 13.5.37 writes them plain, -g and -c)
     by_section: dict[str, list[Relocation]] = {}
     for g in globals_:
         for at, name, addend in (var_relocations or {}).get(g.name, []):
             # a variable's address: generic; a function's (-g): its code address
             if name not in var_sym and name not in func_sym:
                 raise CubinError(f"variable {g.name!r}: relocation against unknown symbol {name!r}")
+            addend = (addend or 0) if hopper else (addend or None)
             by_section.setdefault(g.section, []).append(
-                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend or None) if name in var_sym
-                else Relocation(offsets[g.name] + at, func_sym[name], R_CUDA_64, addend or None))
+                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend) if name in var_sym
+                else Relocation(offsets[g.name] + at, func_sym[name], R_CUDA_64, addend))
     for sec_name in (".nv.constant3", ".nv.global.init"):
         relocs = sorted(by_section.get(sec_name, []), key=lambda r: r.offset, reverse=True)
         for kind, chosen in (("rel", [r for r in relocs if r.addend is None]),

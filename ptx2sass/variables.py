@@ -517,15 +517,17 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
                 if earlier[1] != at:
                     raise CompileError(f"function {fn.name}: .shared variable `{key[1]}` at different "
                                        f"offsets in kernels {earlier[0]} and {kernel.name} not supported yet")
-    # extern variables no kernel names: a symbol at 0 all the same (after the others)
+    # extern variables no kernel names: a symbol at the window's start all the same (after
+    # the others; sm_90+: past the reserved words)
     named = {name for w in out.windows.values() for name, *_, where in w.symbols if where == "extern"}
-    unnamed = [(v.name, 0, 0, "module", "extern") for v in module.variables
+    unnamed = [(v.name, reserved_shared, 0, "module", "extern") for v in module.variables
                if v.space == "shared" and (v.extern or v.size == 0) and v.name not in named]
     if unnamed and kernels:
         out.windows[kernels[0].name].symbols.extend(unnamed)
     any_extern = bool(named or unnamed)
     if region_vars or any_extern:
-        out.region = (region_end if region_vars else 0,
+        # (sm_90+: the region starts after the reserved words, and holds them at least)
+        out.region = (region_end if region_vars else reserved_shared,
                       max(region_align if region_vars else 1, EXTERN_SHARED_ALIGN if any_extern else 1))
     out.reads = {fn: {name: at for name, (_, at) in names.items()} for fn, names in reads.items()}
     return out
