@@ -22,7 +22,7 @@ import struct
 from ptx2sass import __version__
 
 from .arch import UnknownArch, arch_info
-from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
+from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, SHT_CUDA_SHARED_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .cubin_layout import default_strtab
 from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
@@ -44,6 +44,7 @@ STT_CUDA_OBJECT = 13
 HANDLE_SYMBOL_TYPE = {"texref": 10, "samplerref": 11, "surfref": 12}
 HANDLE_RELOCATION = {"texref": 6, "samplerref": 7, "surfref": 52}   # R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX
 STO_CUDA_GLOBAL = 0x20
+STO_CUDA_SHARED = 0x40         # relocatable output: a `.shared` variable's symbol (ptxas 13.5.37 -c)
 STO_CUDA_CONSTANT = 0x80        # relocatable output: a `.const` variable's symbol (ptxas 13.5.37 -c)
 STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 
@@ -51,7 +52,9 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 # (attributes ptxas did not write in any corpus kernel are not listed, and supplying one is
 # an error).
 _MIDDLE = [
-    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
+    # (NUM_BARRIERS before EXTERNS: ptxas 13.5.37 sm_89, plain and -c, a kernel calling
+    # vprintf or an extern function with a `bar.sync` before or after the call)
+    "MAXREG_COUNT", "NUM_BARRIERS", "EXTERNS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
     "REG_RECONFIG",             # setmaxnreg kernels (ptxas 13.5, sm_90a/sm_100a/sm_120a)
     "COOP_GROUP_MASK_REGIDS", "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "VRC_CTA_INIT_COUNT",       # sm_100+: after the warp-wide lists (ptxas 13.5, shfl.sync/red)
@@ -299,10 +302,10 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
             recs.append(KParam(ordinal, offset, psize).record())
     if k.maxreg_count is not None:
         recs.append(NvInfoRecord.half("MAXREG_COUNT", k.maxreg_count))
-    if extern_symbols:
-        recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     if k.barcount:
         recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
+    if extern_symbols:
+        recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     kinds = {kind for _, names in k.handle_slots for kind in map(handle_kinds.get, names)}
     if "surfref" in kinds:           # the banks the driver's headers live in (bank 0)
         recs.append(NvInfoRecord.byte("BINDLESS_SURFACE_BANK", 0))
@@ -378,7 +381,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 samplers: list[tuple[str, int, int | None]] = (),
                 texmode_independent: bool = False, local_functions: set[str] = frozenset(),
                 variable_order: list[str] = (), weak: set[str] = frozenset(),
-                weak_functions: set[str] = frozenset()) -> Cubin:
+                weak_functions: set[str] = frozenset(),
+                module_shared: list[tuple[str, int, int]] = ()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -425,6 +429,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
     `weak`: those of the `visible` variables bound WEAK (the `.weak` ones).
     `weak_functions`: the `.weak` kernels and functions, whose symbols are WEAK.
+    `module_shared` (relocatable output): the module's sized `.shared` variables (name,
+    size, alignment) in declaration order; with `Kernel.shared_symbols` naming each
+    function's own (value: the alignment) and the extern ones, ptxas -c's CUDA objects the
+    linker places (`ptx2sass.variables.relocatable_shared`), `debug_shared` then the size
+    and alignment of `.nv_debug.shared`, which holds the module's and the `.func`s' own.
     """
     try:
         info = arch_info(arch)
@@ -514,17 +523,31 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # a kernel's own after its local functions (and the module's other variables), a
     # function's after its text's symbol, extern ones global in `.nv_debug.shared` after the
     # first kernel's symbol
+    # (-c: CUDA objects placed by the linker, value the alignment; extern ones undefined)
+    shared_kind = (STT_CUDA_OBJECT, STO_CUDA_SHARED) if relocatable else (STT_OBJECT, 0)
     shared_groups: dict[str, dict[str, Symbol]] = {}
+    if relocatable and module_shared:
+        shared_groups["module"] = {name: Symbol(name, align, size, *shared_kind[:1], STB_LOCAL, shared_kind[1],
+                                                section=DEBUG_SHARED) for name, size, align in module_shared}
     for k in file_order:
         for name, at, size, owner, where in k.shared_symbols:
             group = ("extern" if where == "extern" else f"own:{k.name}" if owner == "own"
                      else ("region" if where == "region" else "module") if owner == "module" else owner)
             shared_groups.setdefault(group, {}).setdefault(
-                name, Symbol(name, at, size, STT_OBJECT, STB_GLOBAL if where == "extern" else STB_LOCAL,
-                             section=DEBUG_SHARED if where != "kernel" else f".nv.shared.{k.name}"))
+                name, Symbol(name, at, size, shared_kind[0], STB_GLOBAL if where == "extern" else STB_LOCAL,
+                             shared_kind[1], section=None if relocatable and where == "extern"
+                             else DEBUG_SHARED if where != "kernel" else f".nv.shared.{k.name}"))
     if debug_shared is not None:
-        c.sections.append(Section(DEBUG_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, debug_shared[1],
-                                  nobits_size=debug_shared[0]))
+        c.sections.append(Section(DEBUG_SHARED, SHT_CUDA_SHARED_REL if relocatable else SHT_NOBITS,
+                                  SHF_ALLOC | SHF_WRITE, debug_shared[1], nobits_size=debug_shared[0]))
+
+    def shared_symbols(group: dict[str, Symbol]) -> None:
+        """Add a group's shared variables' symbols (-c: `.nv_debug.shared`'s section symbol
+        before the first of them in it)."""
+        if relocatable and any(s.section == DEBUG_SHARED for s in group.values()) and not any(
+                s.type == STT_SECTION and s.name == DEBUG_SHARED for s in syms):
+            section_symbol(DEBUG_SHARED)
+        syms.extend(group.values())
 
     def _local_function_symbols(k: Kernel) -> None:
         for name in k.externs:      # -g's out-of-line local functions, after their first caller
@@ -550,11 +573,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if not lead_function:
             _local_function_symbol(k)
             section_symbol(f".text.{k.name}")
-            syms.extend(shared_groups.get(k.name, {}).values())
+            shared_symbols(shared_groups.get(k.name, {}))
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
-        shared_symbol = (k.shared_bytes or 0) > info.reserved_shared_bytes  # extern shared only: none
+        # (extern shared only: none; -c: the kernel's own variables only, no reserved words)
+        shared_symbol = (k.shared_bytes or 0) > (0 if relocatable else info.reserved_shared_bytes)
         # the reserved shared words hold a symbol of their own (sm_110's, the tcgen05
         # partition): whole program, their section's symbol before the module's variables'
         # (-g: right after the first kernel's shared section's); -c, after the exported
@@ -568,9 +592,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 reserved_symbol = False
             if debug_shared and debug_shared[0] and "region" in shared_groups:
                 section_symbol(DEBUG_SHARED)
-            syms.extend(shared_groups.pop("region", {}).values())
+            shared_symbols(shared_groups.pop("region", {}))
             if not globals_:     # (else after them, below)
-                syms.extend(shared_groups.pop("module", {}).values())
+                shared_symbols(shared_groups.pop("module", {}))
         if i:       # (the first kernel's: after the module's variables, below)
             _local_function_symbols(k)
         if shared_symbol and not k.shared_symbols:
@@ -589,8 +613,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
             for g in sorted(globals_, key=lambda g: g.name not in visible):
                 # (-g: the module's shared variables declared before it first)
-                syms.extend(module_shared.pop(n) for n in list(module_shared)
-                            if declared.get(n, -1) < declared.get(g.name, -1))
+                shared_symbols({n: module_shared.pop(n) for n in list(module_shared)
+                                if declared.get(n, -1) < declared.get(g.name, -1)})
                 if reserved_symbol and g.name not in visible:
                     section_symbol(RESERVED_SHARED)
                     reserved_symbol = False
@@ -602,7 +626,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                     var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
-            syms.extend(module_shared.values())
+            shared_symbols(module_shared)
             if reserved_symbol:
                 section_symbol(RESERVED_SHARED)
             # -g's out-of-line local functions: after their first caller's text and the
@@ -611,7 +635,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if lead_function:
                 _local_function_symbol(k)
                 section_symbol(f".text.{k.name}")
-        syms.extend(shared_groups.get(f"own:{k.name}", {}).values())     # (after the module's variables)
+                if relocatable:     # (-c: its own shared variables' symbols after it)
+                    shared_symbols(shared_groups.get(k.name, {}))
+        shared_symbols(shared_groups.get(f"own:{k.name}", {}))     # (after the module's variables)
         if k.const2 is not None and not (k.const2_late and not hopper):
             if hopper:      # sm_90 names the literal bank's symbol after ptxas's optimiser
                 syms.append(Symbol(f".nv.constant.optimizer.{k.name}", type=STT_SECTION, bind=STB_LOCAL,
@@ -636,6 +662,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for name in module_sections:
         section_symbol(name)
     func_sym: dict[str, int] = {}
+    cap_symbol = None
     reserved_objects: list[Symbol] = []     # -c: the reserved words' objects (below)
     extern_sym: dict[str, int] = {}
     first_shared = next((k for k in file_order if k.shared_window), None)
@@ -701,8 +728,15 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                     handle_sym[name] = len(syms) - 1
             for name in descriptor_sizes:
                 syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
-        if hopper and k is first_shared and info.reserved_smem_cap is not None:
-            syms.append(Symbol(RESERVED_CAP, info.reserved_smem_cap, 4, STT_OBJECT, STB_WEAK))
+        if hopper and k is first_shared and (info.reserved_smem_cap is not None or relocatable):
+            # (sm_90 -c names it too: the reserved words' size, ptxas 13.5.37)
+            cap = info.reserved_smem_cap if info.reserved_smem_cap is not None else info.reserved_shared_bytes
+            cap_symbol = Symbol(RESERVED_CAP, cap, 4, STT_OBJECT, STB_WEAK)
+            # (after a leading function's own symbol, which comes below)
+            if not (k is file_order[0] and not k.is_entry and k.name not in local_sym
+                    and k.name not in func_sym):
+                syms.append(cap_symbol)
+                cap_symbol = None
         elif hopper and k is first_shared:
             # what is left of the relocation ptxas resolved against the reserved offset
             syms.append(Symbol("", other=STV_INTERNAL))
@@ -723,6 +757,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1
+            if cap_symbol is not None:
+                syms.append(cap_symbol)
+                cap_symbol = None
         for name in k.externs:         # undefined, after the first kernel that calls it
             if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
