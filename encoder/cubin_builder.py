@@ -541,11 +541,18 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         c.sections.append(Section(DEBUG_SHARED, SHT_CUDA_SHARED_REL if relocatable else SHT_NOBITS,
                                   SHF_ALLOC | SHF_WRITE, debug_shared[1], nobits_size=debug_shared[0]))
 
+    reserved_symbol = False
+
     def shared_symbols(group: dict[str, Symbol]) -> None:
         """Add a group's shared variables' symbols (-c: `.nv_debug.shared`'s section symbol
-        before the first of them in it)."""
+        before the first of them in it, after the reserved words' if that is still to come:
+        LOCAL variables' sections follow it, ptxas 13.5.37 sm_110)."""
+        nonlocal reserved_symbol
         if relocatable and any(s.section == DEBUG_SHARED for s in group.values()) and not any(
                 s.type == STT_SECTION and s.name == DEBUG_SHARED for s in syms):
+            if reserved_symbol:
+                section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
             section_symbol(DEBUG_SHARED)
         syms.extend(group.values())
 
@@ -613,8 +620,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
             for g in sorted(globals_, key=lambda g: g.name not in visible):
                 # (-g: the module's shared variables declared before it first)
-                shared_symbols({n: module_shared.pop(n) for n in list(module_shared)
-                                if declared.get(n, -1) < declared.get(g.name, -1)})
+                # (-c: among the LOCAL ones only: a visible one's section comes first)
+                if not (relocatable and g.name in visible):
+                    shared_symbols({n: module_shared.pop(n) for n in list(module_shared)
+                                    if declared.get(n, -1) < declared.get(g.name, -1)})
                 if reserved_symbol and g.name not in visible:
                     section_symbol(RESERVED_SHARED)
                     reserved_symbol = False
@@ -690,7 +699,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
-            if k.is_entry and not (hopper and k is file_order[0]):
+            if k.is_entry and not ((hopper or relocatable) and k is file_order[0]):
                 syms.extend(shared_groups.pop("extern", {}).values())
         if k is file_order[0]:
             # (sm_90: the reserved-shared symbols right after the handles the kernel names)
@@ -719,8 +728,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
                 elif wanted:
                     syms.append(Symbol(name, end, size, STT_OBJECT, STB_WEAK, section=RESERVED_SHARED))
-            if k.is_entry:      # (-g's extern shared variables: sm_90+ after the reserved words')
-                syms.extend(shared_groups.pop("extern", {}).values())
+            if k.is_entry and not relocatable:      # (-g's extern shared variables: sm_90+
+                syms.extend(shared_groups.pop("extern", {}).values())   # after the reserved words')
         if k is file_order[0]:
             for name in handles:
                 if name not in handle_sym:
@@ -732,9 +741,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # (sm_90 -c names it too: the reserved words' size, ptxas 13.5.37)
             cap = info.reserved_smem_cap if info.reserved_smem_cap is not None else info.reserved_shared_bytes
             cap_symbol = Symbol(RESERVED_CAP, cap, 4, STT_OBJECT, STB_WEAK)
-            # (after a leading function's own symbol, which comes below)
-            if not (k is file_order[0] and not k.is_entry and k.name not in local_sym
-                    and k.name not in func_sym):
+            # (after a leading function's own symbol, which comes below; -c: after the
+            # reserved words' objects and the extern shared variables, ptxas 13.5.37 sm_110)
+            if not (k is file_order[0] and (relocatable or not k.is_entry and k.name not in local_sym
+                                            and k.name not in func_sym)):
                 syms.append(cap_symbol)
                 cap_symbol = None
         elif hopper and k is first_shared:
@@ -757,6 +767,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1
+            if relocatable and k.is_entry:      # (-c: after the exported variables)
+                syms.extend(shared_groups.pop("extern", {}).values())
             if cap_symbol is not None:
                 syms.append(cap_symbol)
                 cap_symbol = None

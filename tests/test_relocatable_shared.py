@@ -124,8 +124,39 @@ CALLER = HEADER + """.extern .func (.param .b32 r) g(.param .b32 a);
 }
 """
 
-SOURCES = {"kernels": KERNELS, "extern": EXTERN, "callee": CALLEE, "caller": CALLER}
-ARCHS = ["sm_89", "sm_90", "sm_100", "sm_120"]
+# module variables of every kind around the shared ones (a visible one's section first, then
+# the LOCAL ones in declaration order with the shared ones among them; the extern shared
+# variable after the exported ones)
+MIXED = HEADER + """.global .align 4 .u32 gv = 3;
+.shared .align 4 .b32 ga[16];
+.visible .global .align 4 .u32 vv;
+.extern .shared .align 16 .b32 dyn[];
+.const .align 4 .u32 cv = 5;
+.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<2>;
+ .shared .align 4 .b32 ks[8];
+ ld.param.u64 %rd1, [p];
+ mov.u32 %r1, ga; st.shared.u32 [%r1], 3; ld.global.u32 %r2, [gv]; st.shared.u32 [%r1+4], %r2;
+ ld.const.u32 %r2, [cv]; st.global.u32 [vv], %r2;
+ mov.u32 %r1, dyn; st.shared.u32 [%r1+8], %r2;
+ mov.u32 %r1, ks; st.shared.u32 [%r1], %r2;
+ st.global.u32 [%rd1], %r1;
+ ret;
+}
+.visible .entry k2(.param .u64 p)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<2>;
+ .shared .align 4 .b32 ks2[8];
+ ld.param.u64 %rd1, [p];
+ mov.u32 %r1, ks2; st.shared.u32 [%r1], 3;
+ st.global.u32 [%rd1], %r1;
+ ret;
+}
+"""
+
+SOURCES = {"kernels": KERNELS, "extern": EXTERN, "callee": CALLEE, "caller": CALLER, "mixed": MIXED}
+ARCHS = ["sm_89", "sm_90", "sm_100", "sm_110", "sm_120"]
 R_CUDA_ABS32_32 = 0x37
 
 
