@@ -382,7 +382,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 texmode_independent: bool = False, local_functions: set[str] = frozenset(),
                 variable_order: list[str] = (), weak: set[str] = frozenset(),
                 weak_functions: set[str] = frozenset(),
-                module_shared: list[tuple[str, int, int]] = ()) -> Cubin:
+                module_shared: list[tuple[str, int, int, bool]] = ()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -429,8 +429,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
     `weak`: those of the `visible` variables bound WEAK (the `.weak` ones).
     `weak_functions`: the `.weak` kernels and functions, whose symbols are WEAK.
-    `module_shared` (relocatable output): the module's sized `.shared` variables (name,
-    size, alignment) in declaration order; with `Kernel.shared_symbols` naming each
+    `module_shared` (relocatable output): the module's `.shared` variables (name, size,
+    alignment, extern) in declaration order; with `Kernel.shared_symbols` naming each
     function's own (value: the alignment) and the extern ones, ptxas -c's CUDA objects the
     linker places (`ptx2sass.variables.relocatable_shared`), `debug_shared` then the size
     and alignment of `.nv_debug.shared`, which holds the module's and the `.func`s' own.
@@ -526,9 +526,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # (-c: CUDA objects placed by the linker, value the alignment; extern ones undefined)
     shared_kind = (STT_CUDA_OBJECT, STO_CUDA_SHARED) if relocatable else (STT_OBJECT, 0)
     shared_groups: dict[str, dict[str, Symbol]] = {}
-    if relocatable and module_shared:
-        shared_groups["module"] = {name: Symbol(name, align, size, *shared_kind[:1], STB_LOCAL, shared_kind[1],
-                                                section=DEBUG_SHARED) for name, size, align in module_shared}
+    if relocatable and module_shared:   # (sized ones LOCAL in `.nv_debug.shared`, extern ones
+        # undefined GLOBAL: every one, named or not, ptxas 13.5.37 -c)
+        for name, size, align, extern in module_shared:
+            shared_groups.setdefault("extern" if extern else "module", {})[name] = Symbol(
+                name, align, size, shared_kind[0], STB_GLOBAL if extern else STB_LOCAL, shared_kind[1],
+                section=None if extern else DEBUG_SHARED)
     for k in file_order:
         for name, at, size, owner, where in k.shared_symbols:
             group = ("extern" if where == "extern" else f"own:{k.name}" if owner == "own"
@@ -576,6 +579,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # variables, then the rest), and its symbol before the exported variables'
     has_entry = any(k.is_entry for k in kernels)
     for i, k in enumerate(file_order):
+        # (the reserved words' section symbol: see below; -c, before `.nv_debug.shared`'s)
+        if i == 0 or not relocatable:
+            reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
         lead_function = i == 0 and not k.is_entry and not (relocatable and has_entry)
         if not lead_function:
             _local_function_symbol(k)
@@ -591,7 +597,6 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # (-g: right after the first kernel's shared section's); -c, after the exported
         # variables' sections and before the LOCAL ones' (ptxas 13.5 sm_110, 11
         # linkage/initialiser mixes)
-        reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
         if shared_symbol and k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
             if reserved_symbol and not relocatable:
@@ -638,6 +643,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             shared_symbols(module_shared)
             if reserved_symbol:
                 section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
             # -g's out-of-line local functions: after their first caller's text and the
             # module's variables
             _local_function_symbols(k)
@@ -767,7 +773,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1
-            if relocatable and k.is_entry:      # (-c: after the exported variables)
+            if relocatable:     # (-c: the extern shared variables after the exported ones)
                 syms.extend(shared_groups.pop("extern", {}).values())
             if cap_symbol is not None:
                 syms.append(cap_symbol)
@@ -776,6 +782,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
                 extern_sym[name] = len(syms) - 1
+    if relocatable:     # (a module of functions only: its extern shared variables last)
+        syms.extend(shared_groups.pop("extern", {}).values())
     if hopper:
         for k in file_order:
             if k.is_entry and k.name not in const0_sym:

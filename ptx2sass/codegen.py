@@ -57,7 +57,8 @@ from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.inline import call_postorder
-from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references, module_shared_variables,
+from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, handle_references,
+                                module_shared_variables,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
@@ -960,7 +961,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     debug_sections=debug_sections, device_debug=full_debug,
                                     debug_shared=shared_plan.region if shared_plan
                                     else _linked_shared_region(module, kernels) if linked_shared else None,
-                                    module_shared=[(v.name, v.size, v.align) for v in module_shared_variables(module)]
+                                    module_shared=[(v.name, v.size, v.align, False)
+                                                   for v in module_shared_variables(module)]
+                                    + [(v.name, 0, max(v.align, EXTERN_SHARED_ALIGN), True) for v in module.variables
+                                       if v.space == "shared" and (v.extern or v.size == 0)]
                                     if linked_shared else (),
                                     address_taken=[fn.name for fn in module.functions
                                                    if pointers.get(fn.name, 0) is None],

@@ -155,7 +155,35 @@ MIXED = HEADER + """.global .align 4 .u32 gv = 3;
 }
 """
 
-SOURCES = {"kernels": KERNELS, "extern": EXTERN, "callee": CALLEE, "caller": CALLER, "mixed": MIXED}
+# a `.func` first (its text's symbol first), extern shared memory only it names: the extern
+# symbol at the first function all the same (found on generated modules, seeds 100-129)
+FUNCTION_FIRST = HEADER + """.shared .align 8 .b32 m0[4];
+.extern .shared .align 16 .b32 dyn[];
+.visible .func (.param .b32 r) f(.param .b32 a)
+{
+  .reg .b32 %r<4>;
+  .shared .align 4 .b32 fs0[4];
+  ld.param.b32 %r1, [a];
+  mov.u32 %r2, dyn; st.shared.u32 [%r2+4], %r1;
+  mov.u32 %r2, fs0; st.shared.u32 [%r2], %r1;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .entry k0(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<2>;
+  .shared .align 4 .b32 k0s0[2];
+  ld.param.u64 %rd1, [p];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, k0s0; st.shared.u32 [%r2], %r1;
+  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a); ld.param.b32 %r1, [rr]; }
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
+
+SOURCES = {"kernels": KERNELS, "extern": EXTERN, "callee": CALLEE, "caller": CALLER, "mixed": MIXED,
+           "function_first": FUNCTION_FIRST}
 ARCHS = ["sm_89", "sm_90", "sm_100", "sm_110", "sm_120"]
 R_CUDA_ABS32_32 = 0x37
 
