@@ -227,6 +227,17 @@ def op_frnd(w, s, active, mask):
         # a NaN gives the canonical 0x7fff (an H200: cvt.rmi.f16.f16 of 0xffff, run 10's 9300688)
         w.w(d, np.where(np.isnan(r), fp.F16_CANONICAL_NAN, r.view(np.uint16)).astype(U32), mask)
         return
+    if "BF16" in s.ins.modifiers:
+        # FRND.BF16: as FRND.F16 on a bfloat16 half; an integral bf16 value is exact in f32
+        # and back (from 2^7 on every bf16 value is already an integer)
+        bits = w.r(a_op)
+        if "H1" in getattr(a_op, "suffix", ()):
+            bits = bits >> U32(16)
+        x = ((bits & U32(0xFFFF)) << U32(16)).astype(U32).view(np.float32)
+        r = {"RN": np.rint, "RZ": np.trunc, "RM": np.floor, "RP": np.ceil}[mode](x).astype(np.float32)
+        out = (r.view(U32) >> U32(16)).astype(U32)
+        w.w(d, np.where(np.isnan(r), U32(fp.BF16_CANONICAL_NAN), out).astype(U32), mask)
+        return
     a = w.rf(a_op)
     if s.aux["ftz"]:
         a = fp.flush_f32(a)

@@ -34,11 +34,25 @@ A model written from the PTX ISA text ("Instruction descriptor", "Shared memory 
   tcgen05.commit (UTCBAR) completes (emu.ops_tmem runs the warp's pending operations there, in
   issue order, before the mbarrier arrive-on). Reading D before that is undefined in PTX.
 
-Not modelled (a fault naming it): M = 64 and M = 256, .WS (tcgen05.mma.ws), .2CTA
-(cta_group::2), sparsity, F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
+`.WS` (tcgen05.mma.ws): `UTC?MMA.WS A, gdesc[URb], tmem[URd], tmem[URs], idesc[URi][, URz],
+UPe`, URz:URz+1 the zero-column mask descriptor (no lane mask, no scale); M = 32 / 64 / 128,
+N = 64 / 128 / 256; D in the data-path layouts G / E / D (N split into 128/M column groups,
+group g's rows in lanes g*M.., `d_layout`); B's columns from the descriptor's column shift on,
+the masked ones taken as 0 (`zero_column_mask`). Layouts E and G are read from the manual's
+figures as open-source Blackwell kernels use them: not silicon-checked either.
+
+Not modelled (a fault naming it): M = 64 and M = 256 without .ws, A in tensor memory with
+.ws M < 128, .2CTA (cta_group::2), .ASHIFT, sparsity (.sp: the metadata address is the low
+half of the idesc pair), F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
 block scaling, MN-major operands of types other than 16-bit, a non-zero base offset, the
-absolute leading-dimension mode, the collector-buffer hints (`.A_KEEP` ... are accepted and
-do nothing: they change no result)."""
+absolute leading-dimension mode.
+
+Collector buffers (`collector_usage`, `_collected`): A's one buffer and B's four (`.BUFFERn`)
+hold the matrix as read (B after the column shift, before the zero-column mask): `fill`
+(`.X_KEEP`) reads memory and keeps it, `use` (`.X_REUSE.X_KEEP`) and `lastuse` (`.X_REUSE`)
+read the buffer (a fault without a valid fill), `lastuse` and `discard` (no suffix, the
+default) leave it invalid. What silicon does with a buffered matrix of another shape is not
+known here (a fault)."""
 from __future__ import annotations
 
 import numpy as np
@@ -108,10 +122,10 @@ def wgmma_descriptor(desc: int) -> int:
     return (desc & ((1 << 52) - 1)) | _SWIZZLE[code] << 62
 
 
-def _smem_operand(w, rows: int, k: int, kind: str, desc: int, mn_major: bool) -> np.ndarray:
+def _smem_operand(w, rows: int, k: int, kind: str, desc: int, mn_major: bool, first: int = 0) -> np.ndarray:
     if mn_major and _BYTES[kind] != 2:
         raise EmuFault(f"tcgen05.mma: MN-major {kind} operands are not modelled")
-    return _smem_matrix(w, np.arange(rows), k, kind, wgmma_descriptor(desc), mn_major)
+    return _smem_matrix(w, np.arange(first, first + rows), k, kind, wgmma_descriptor(desc), mn_major)
 
 
 def _tmem_a(cells: np.ndarray, lane: int, col: int, m: int, k: int, kind: str) -> np.ndarray:
@@ -125,26 +139,103 @@ def _tmem_a(cells: np.ndarray, lane: int, col: int, m: int, k: int, kind: str) -
     return A
 
 
-def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w):
+def zero_column_mask(desc: int, m: int, n: int) -> np.ndarray:
+    """The N-bit zero-column mask (True: B's column is taken as 0) of a tcgen05.mma.ws
+    zero-column mask descriptor (PTX ISA "Zero-Column Mask Descriptor"): 128/M sub-masks of
+    N/(128/M) bits each; sub-mask i starts with the value first-span bit 32+i, alternates
+    spans of (bits 48-55) + 1 zeros (B used) and (bits 40-47) + 1 ones (zeros used), its first
+    start-count (bits 8i..8i+7) bits dropped; all clear when bit 39 (non-zero mask) is 0. (The
+    manual's field table names the two span fields the other way round; its worked examples
+    read as here.)"""
+    mask = np.zeros(n, dtype=bool)
+    if not desc >> 39 & 1:
+        return mask
+    ones, zeros = (desc >> 40 & 0xFF) + 1, (desc >> 48 & 0xFF) + 1
+    parts = 128 // m
+    size = n // parts
+    for i in range(parts):
+        start, value = desc >> (8 * i) & 0xFF, bool(desc >> (32 + i) & 1)
+        bits = []
+        while len(bits) < start + size:
+            bits += [value] * (ones if value else zeros)
+            value = not value
+        mask[i * size:(i + 1) * size] = bits[start:start + size]
+    return mask
+
+
+def d_layout(m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lane, column) offsets of D's element (i, j) (PTX ISA "Data path layout organization"):
+    M = 128 layout D (row i in lane i, column j); the .ws layouts E (M = 64) and G (M = 32)
+    split N into 128/M column groups of N/(128/M) columns, group g's rows in lanes g*M + i.
+    Layouts E and G are read from the manual's figures as open-source Blackwell kernels use
+    them (tilelang's TMEM layout for its .ws GEMMs); not silicon-checked here."""
+    size = n // (128 // m)
+    i, j = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    return i + m * (j // size), j % size
+
+
+def collector_usage(op) -> tuple[str, int]:
+    """(usage, buffer) of a UTC*MMA operand's collector suffixes as ptxas 13.5 writes them:
+    `.X_KEEP` fill, `.X_REUSE.X_KEEP` use, `.X_REUSE` lastuse, none discard; `.BUFFERn`."""
+    suffix = getattr(op, "suffix", ()) or ()
+    keep = any(x.endswith("_KEEP") for x in suffix)
+    reuse = any(x.endswith("_REUSE") for x in suffix)
+    buffer = next((int(x[6:]) for x in suffix if x.startswith("BUFFER")), 0)
+    return {(True, False): "fill", (True, True): "use", (False, True): "lastuse",
+            (False, False): "discard"}[(keep, reuse)], buffer
+
+
+def _collected(tm, opcode, key, usage, read):
+    """A matrix through the collector buffer `key` (PTX ISA, tcgen05.mma's collector usage):
+    fill reads memory and keeps it there, use/lastuse read the buffer (a previous fill must
+    still be valid: a fault otherwise), lastuse and discard leave the buffer invalid."""
+    buffers = tm.__dict__.setdefault("collector", {})
+    op, _ = usage
+    if op in ("use", "lastuse"):
+        if key not in buffers:
+            raise EmuFault(f"{opcode}: collector buffer {key[0]}{key[1]} `::{op}` without a valid "
+                           "previous `::fill` (undefined in PTX)")
+        matrix = buffers[key]
+    else:
+        matrix = read()
+    if op in ("fill", "use"):
+        buffers[key] = matrix
+    else:
+        buffers.pop(key, None)
+    return matrix.copy()
+
+
+def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_mask=0,
+             usage=(("discard", 0), ("discard", 0))):
     """The MMA itself, run when the commit completes it: reads the operands and writes D."""
     m, n = f["m"], f["n"]
     k = 32 // _BYTES[f["a"]]
     lane, col = d_addr >> 16, d_addr & 0xFFFF
-    if lane + m > LANES or col + n > COLUMNS:
+    width = n // (128 // m)                 # D's columns in tensor memory
+    if lane + min(m * (128 // m), LANES) > LANES or col + width > COLUMNS:
         raise EmuFault(f"{opcode}: D (lane {lane}, column {col}, {m} x {n}) beyond tensor memory")
-    _check_allocated(tm, col, n)
-    if a_src[0] == "tmem":
-        a_lane, a_col = a_src[1] >> 16, a_src[1] & 0xFFFF
-        _check_allocated(tm, a_col, 8)
-        A = _tmem_a(tm.cells, a_lane, a_col, m, k, f["a"])
-    else:
-        A = _smem_operand(w, m, k, f["a"], a_src[1], f["mn_a"])
-    B = _smem_operand(w, n, k, f["b"], desc_b, f["mn_b"]).T
+    _check_allocated(tm, col, width)
+    def read_a():
+        if a_src[0] == "tmem":
+            a_lane, a_col = a_src[1] >> 16, a_src[1] & 0xFFFF
+            _check_allocated(tm, a_col, 8)
+            return _tmem_a(tm.cells, a_lane, a_col, m, k, f["a"])
+        return _smem_operand(w, m, k, f["a"], a_src[1], f["mn_a"])
+    shift = zero_mask >> 56 & 0x3F            # .ws: B's columns from the column shift on
+    A = _collected(tm, opcode, ("A", 0), usage[0], read_a)
+    B = _collected(tm, opcode, ("B", usage[1][1]), usage[1],
+                   lambda: _smem_operand(w, n, k, f["b"], desc_b, f["mn_b"], shift).T)
+    if A.shape != (m, k) or B.shape != (k, n):
+        raise EmuFault(f"{opcode}: a collector buffer holds a {A.shape} / {B.shape} matrix, "
+                       f"this MMA reads {m} x {k} / {k} x {n}")
+    B[:, zero_column_mask(zero_mask, m, n)] = 0
     if f["neg_a"]:
         A = -A
     if f["neg_b"]:
         B = -B
-    cells = tm.cells[lane:lane + m, col:col + n]
+    dl, dc = d_layout(m, n)
+    dl, dc = dl + lane, dc + col
+    cells = tm.cells[dl, dc]
     integer = opcode == "UTCIMMA"
     if not enable:
         C = np.zeros((m, n), dtype=np.int64 if integer else np.float64)
@@ -162,15 +253,17 @@ def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w):
     else:
         out = fp.canonicalise_f32(_hmma_f32(A, B, C, _MIN_EXP[f["a"]]).astype(np.float32))
     cells[keep] = out[keep]
+    tm.cells[dl, dc] = cells
 
 
 @semantics("UTCHMMA", "UTCQMMA", "UTCIMMA")
 def op_utcmma(w, s, active, mask):
     ins = s.ins
     op = ins.opcode
+    ws = "WS" in ins.modifiers
     for mod in ins.modifiers:
-        if mod in ("WS", "2CTA"):
-            raise EmuFault(f"{op}.{mod}: not modelled (tcgen05.mma{'.ws' if mod == 'WS' else ', cta_group::2'})")
+        if mod in ("2CTA", "ASHIFT"):
+            raise EmuFault(f"{op}.{mod}: not modelled (tcgen05.mma{'.ashift' if mod == 'ASHIFT' else ', cta_group::2'})")
     if not mask.any():
         return
     ops = ins.operands
@@ -178,14 +271,22 @@ def op_utcmma(w, s, active, mask):
     rest = list(ops[5:])
     scale = rest.pop().value if rest and isinstance(rest[-1], Imm) else 0
     enable_op = rest.pop()
-    lanes_op = rest.pop() if rest else None
+    lanes_op = rest.pop() if rest and not ws else None
+    mask_op = rest.pop() if rest else None          # .WS: the zero-column mask descriptor pair
+    f = decode_idesc(op, _ur(w, idesc.ubase.index))      # faults on a sparse MMA first
     if _tmem_address(w, low):
         raise EmuFault(f"{op}: a non-zero low half of the instruction-descriptor pair "
-                       f"(tmem[UR{low.ubase.index}]) is not modelled (ptxas writes 0 for dense MMAs)")
-    f = decode_idesc(op, _ur(w, idesc.ubase.index))
-    if f["m"] != 128:
+                       f"(tmem[UR{low.ubase.index}], the .sp metadata address) with a dense "
+                       "instruction descriptor (ptxas writes 0 for dense MMAs)")
+    if ws:
+        if f["m"] not in (32, 64, 128) or f["n"] not in (64, 128, 256):
+            raise EmuFault(f"{op}.WS: M = {f['m']}, N = {f['n']} is not a tcgen05.mma.ws shape "
+                           "(M 32/64/128, N 64/128/256)")
+        if f["m"] != 128 and isinstance(a, Mem):
+            raise EmuFault(f"{op}.WS: A in tensor memory with M = {f['m']} is not modelled")
+    elif f["m"] != 128:
         raise EmuFault(f"{op}: M = {f['m']} (only M = 128 of cta_group::1 is modelled)")
-    if f["n"] < 8 or f["n"] > 256 or f["n"] % 16:
+    elif f["n"] < 8 or f["n"] > 256 or f["n"] % 16:
         raise EmuFault(f"{op}: N = {f['n']} is not a valid tcgen05.mma N for M = 128")
     if isinstance(a, Mem):
         a_src = ("tmem", _tmem_address(w, a))
@@ -193,6 +294,13 @@ def op_utcmma(w, s, active, mask):
         a_src = ("smem", _ur(w, a.index) | _ur(w, a.index + 1) << 32)
     desc_b = _ur(w, b.index) | _ur(w, b.index + 1) << 32
     d_addr = _tmem_address(w, d)
+    if ws and d_addr >> 16:
+        raise EmuFault(f"{op}.WS: D's lane {d_addr >> 16} (the .ws layouts start at lane 0)")
+    zero_mask = 0
+    if mask_op is not None:
+        zero_mask = _ur(w, mask_op.index) | _ur(w, mask_op.index + 1) << 32
+        if zero_mask & 0xC000_0070_0000_0000:
+            raise EmuFault(f"{op}.WS: reserved bits of the zero-column mask descriptor 0x{zero_mask:016x}")
     enable = bool(np.atleast_1d(w.pred(enable_op))[0])
     keep = np.ones(f["m"], dtype=bool)
     if lanes_op is not None:
@@ -201,4 +309,5 @@ def op_utcmma(w, s, active, mask):
     tm = tensor_memory(w)
     cta = SimpleNamespace(cta=w.cta)         # shared memory, read when the commit completes it
     tm.pending.setdefault(w.index, []).append(
-        lambda: _compute(tm, op, f, a_src, desc_b, d_addr, enable, scale, keep, cta))
+        lambda: _compute(tm, op, f, a_src, desc_b, d_addr, enable, scale, keep, cta, zero_mask,
+                         (collector_usage(a), collector_usage(b))))

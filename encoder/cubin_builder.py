@@ -820,10 +820,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if device_debug:
             module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
+        # MAX_STACK_SIZE is 0 in ptxas 13.5's -c output (measured: kernels and functions with
+        # frames, leaves, callers of externs, recursion): nvlink works the stack out from the
+        # call graph and takes a non-zero value as a limit ("Function 'k' uses 248 bytes
+        # stack but limited to 136" for a kernel whose callee has a frame)
         module = []
         for k in kernels:
             module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
-                       NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], k.min_stack_size),
+                       NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], 0),
                        NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
             if device_debug:
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))

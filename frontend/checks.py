@@ -650,7 +650,7 @@ class Checker:
                 if not problems and op in _SCALAR_VIDEO and not self.video_operands_fit(ins, scope):
                     self.mismatch(op, ins)
                 if op == "tcgen05":
-                    for problem in tcgen05.problems(ins):
+                    for problem in tcgen05.problems(ins, lambda n: self.register_type(n, scope)):
                         self.error(problem, ins)
                 if op == "mbarrier":
                     from ptx2sass.frontend import mbarrier_shapes

@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ptx2sass.frontend import ast
 
 SHAPES = {".32x32b": (1, 128), ".16x64b": (1, 128), ".16x128b": (2, 64),
@@ -23,8 +25,10 @@ CTA_GROUPS = (".cta_group::1", ".cta_group::2")
 
 
 def _name(ins: ast.Instruction) -> str:
-    """`tcgen05.wait` for `tcgen05.wait::ld` (ptxas names the instruction without the kind)."""
-    return "tcgen05" + (ins.modifiers[0].split("::")[0] if ins.modifiers else "")
+    """`tcgen05.wait` for `tcgen05.wait::ld` (ptxas names the instruction without the kind),
+    `tcgen05.mma.ws` for the weight-stationary MMA."""
+    return "tcgen05" + (ins.modifiers[0].split("::")[0] if ins.modifiers else "") \
+        + (".ws" if ins.modifiers[:1] == (".mma",) and ".ws" in ins.modifiers else "")
 
 
 def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
@@ -70,22 +74,98 @@ def target_problems(ins: ast.Instruction, target: str) -> list[str]:
         if m.startswith(".kind::") and not (m == ".kind::f8f6f4" and target[-1:] in ("a", "f")
                                             and 120 <= sm < 130):
             out.append(f"Feature '{m}' not supported on .target '{target}'")
+    # tcgen05.mma's `.ashift` and collector usage, after the kind, in their order
+    out += [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+            if m == ".ashift" or m.startswith(".collector::")]
     return out
 
 
-def problems(ins: ast.Instruction) -> list[str]:
-    """ptxas's errors for a tcgen05 instruction's modifiers and operands."""
+def problems(ins: ast.Instruction, register_type=lambda name: None) -> list[str]:
+    """ptxas's errors for a tcgen05 instruction's modifiers and operands (`register_type`:
+    a register's declared type, for tcgen05.mma.ws's 64-bit zero-column mask)."""
     kind = ins.modifiers[0] if ins.modifiers else ""
     if kind in (".ld", ".st"):
         return _load_store_problems(ins)
     if kind in (".alloc", ".dealloc"):
         return _allocation_problems(ins)
     if kind == ".mma":
-        return _mma_problems(ins)
+        usage = _usage_problems(ins)
+        if usage:
+            return usage
+        shift = 0
+        if ".sp" in ins.modifiers:          # the sparsity metadata's [address] after b-desc
+            name = "tcgen05.mma.ws" if ".ws" in ins.modifiers else "tcgen05.mma"
+            if ins.modifiers.count(".sp") > 1:
+                return ["Multiple sparsity modifiers specified"]
+            ops = ins.operands
+            if len(ops) < 5 or not isinstance(ops[3], ast.Address):
+                return [f"Arguments mismatch for instruction '{name}'",
+                        f"Illegal modifier '.sp' for instruction '{name}'"]
+            ins = replace(ins, operands=ops[:3] + ops[4:])
+            shift = 1
+        if ".ws" in ins.modifiers:
+            return _ws_problems(ins, register_type)
+        return _mma_problems(ins, shift)
     return []
 
 
-def _mma_problems(ins: ast.Instruction) -> list[str]:
+COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
+# tcgen05.mma's collector-usage spellings: `.collector::a::<op>` (A's buffer, not with .ws)
+# and `.collector::b<N>::<op>` (B's buffer N, .ws only)
+COLLECTOR_A = tuple(f".collector::a::{op}" for op in COLLECTOR_OPS)
+COLLECTOR_B = tuple(f".collector::b{n}::{op}" for n in range(4) for op in COLLECTOR_OPS)
+
+
+def _usage_problems(ins: ast.Instruction) -> list[str]:
+    """The collector-usage and `.ashift` modifiers, as ptxas 13.5 words them: an unknown
+    spelling, two of them, `.collector::a::*` or `.ashift` with `.ws` (the first named twice by
+    ptxas), `.collector::b*` without `.ws` (ptxas: a PTX 9.4 feature as well), `.ashift` with
+    `.collector::a::fill/use` or with A from a descriptor."""
+    mods = ins.modifiers
+    ws = ".ws" in mods
+    name = "tcgen05.mma.ws" if ws else "tcgen05.mma"
+    usage = [m for m in mods if m.startswith(".collector::")]
+    out = [f"Unknown modifier '{m}'" for m in usage if m not in COLLECTOR_A + COLLECTOR_B]
+    if out:
+        return out
+    if len(usage) > 1:
+        return ["Multiple .collector_usage modifiers specified"]
+    if mods.count(".ashift") > 1:
+        return ["Multiple .ashift modifiers specified"]
+    if ws:
+        for m in mods:
+            if m in COLLECTOR_A:
+                out += [f"Illegal modifier '{m}' for instruction '{name}'"] * 2
+            if m in (".ashift", ".cta_group::2"):
+                out.append(f"Illegal modifier '{m}' for instruction '{name}'")
+        return out
+    if ".ashift" in mods:
+        out += [f"Modifier '{m}' cannot be combined with modifier '.ashift'" for m in usage
+                if m in (".collector::a::fill", ".collector::a::use")]
+    for m in usage:
+        if m in COLLECTOR_B:
+            out += ["Feature 'tcgen05.mma' requires PTX ISA .version 9.4 or later",
+                    f"Illegal modifier '{m}' for instruction '{name}'"]
+    if ".ashift" in mods and len(ins.operands) > 1 and not isinstance(ins.operands[1], ast.Address):
+        out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
+    return out
+
+
+def _ws_problems(ins: ast.Instruction, register_type) -> list[str]:
+    """tcgen05.mma.ws: `[d], a, b, idesc, enable[, zero-column-mask]`, the mask a 64-bit
+    register or an immediate; no disable-output-lane vector, no scale-input-d."""
+    ops = ins.operands
+    mismatch = ["Arguments mismatch for instruction 'tcgen05.mma.ws'"]
+    if len(ops) not in (5, 6) or any(isinstance(op, ast.VectorOperand) for op in ops):
+        return mismatch
+    if len(ops) == 6 and isinstance(ops[5], ast.Name):
+        kind = register_type(ops[5].name)
+        if kind is not None and kind[-2:] != "64":
+            return mismatch
+    return []
+
+
+def _mma_problems(ins: ast.Instruction, shift: int = 0) -> list[str]:
     """scale-input-d (the immediate after enable-input-d): ptxas refuses it with
     kind::f8f6f4 (it takes it with kind::i8 and drops it) and outside [0..15]; the
     disable-output-lane vector counts as one argument."""
@@ -103,7 +183,7 @@ def _mma_problems(ins: ast.Instruction) -> list[str]:
     if value is None and isinstance(scale, ast.Name):      # a register: not an immediate
         return ["Arguments mismatch for instruction 'tcgen05.mma'"]
     if value is not None and not 0 <= value <= 15:
-        out.append(f"Argument {len(ops) - 1} of instruction 'tcgen05.mma': value '{value}' "
+        out.append(f"Argument {len(ops) - 1 + shift} of instruction 'tcgen05.mma': value '{value}' "
                    "out of range, expected to be in range [0..15]")
     if ".kind::f8f6f4" in ins.modifiers:
         out.append("Illegal modifier '.kind::f8f6f4' for instruction 'tcgen05.mma' with 'arg scale-inp-d-imm'")

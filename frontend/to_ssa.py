@@ -305,7 +305,7 @@ class _FunctionLowering:
             if current is None:
                 current = new_block()
             blocks[-1][1].append(item)
-            if st.opcode in _BLOCK_ENDS:
+            if _ends_block(st):
                 current = None
         if not blocks:
             new_block()
@@ -333,7 +333,7 @@ class _FunctionLowering:
                         if dest not in targets:
                             targets.append(dest)
                     falls = guarded
-                else:  # ret / exit
+                else:  # ret / exit / trap
                     falls = guarded
             for t in targets:
                 ir.link(b, t)
@@ -1125,7 +1125,10 @@ _BLOCK_ENDS = frozenset(("bra", "brx", "ret", "exit"))
 
 
 def _ends_block(st: ast.Instruction) -> bool:
-    return st.opcode in _BLOCK_ENDS
+    """Control leaves the block here. An unguarded `trap` ends the thread's run as ptxas
+    reads it: what follows up to the next label is unreachable (ptxas drops it, and with it
+    the calls that would make `.noreturn` panic helpers look recursive)."""
+    return st.opcode in _BLOCK_ENDS or (st.opcode == "trap" and st.guard is None)
 
 
 def _src_type(opcode: str, types: list[str], index: int, modifiers=()) -> str | None:

@@ -30,13 +30,19 @@ ptxas chooses some of these registers per call graph; this convention fixes them
 
 A function whose arguments or results need more than `MAX_ARGUMENT_REGISTERS` registers,
 or registers past the calling function's register limit (ptx2sass.codegen), is refused.
-ptxas (13.5.37, sm_89) passes only R4..R15 in registers, in declaration order, a value that
-does not fit there (a 64-bit one at odd R15) at the next naturally aligned offset of an
-area the caller opens at the bottom of its frame (`IADD3 R1, R1, -size`; `STL [R1+off]`), a
-later smaller value still filling the register left free; the callee reads them at
-`[R1 + its own frame size + off]` after its saves. Our whole-program convention keeps them
-all in registers; the link-time one (calls to other modules) is ptxas's and refuses
-arguments past R15 (not done: the stack area).
+That is the whole-program convention (both sides ours). The link-time one (calls of other
+modules' functions with -c, our own link targets, -g's out-of-line functions) is ptxas's,
+measured with 13.5.37 -c on sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120 (`link_layout`):
+R4..R15 first-fit by alignment, the rest in an outgoing area at the bottom of the caller's
+frame (reserved by ptx2sass.variables.kernel_layout before the frame's other slots, stored
+with `STL [R1+off]` before the CALL), which the callee reads at [R1 + its frame size + off]
+(`INCOMING`, resolved by ptx2sass.codegen once the frame is final). Results must fit the
+registers: ptxas returns a larger one (a struct over 12 words) through memory, the caller
+passing the buffer's local address in R4 and the arguments moving up by one register (not
+done here: refused). Struct (`.param .b8 x[N]`) arguments of extern functions are refused;
+ptxas passes one as a unit (its words from a register aligned to its alignment / 4, or the
+whole struct on the stack, never split), which our link targets' flattened words do not
+follow where a later argument would back-fill a hole or a struct would cross R15.
 
 Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
 address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
@@ -81,6 +87,80 @@ def register_layout(types: list[str], what: str, function: str) -> list[tuple[in
         raise CompileError(f"{what}s of the out-of-line function `{function}` need more than "
                            f"{MAX_ARGUMENT_REGISTERS} registers (passing on the stack) not supported yet")
     return out
+
+
+# The link-time convention (calls to other modules' functions, our link targets, -g's
+# out-of-line functions; measured with ptxas 13.5.37 -c on sm_86, sm_89, sm_90, sm_100 and
+# sm_120, the same rule on each): only R4..R15 carry arguments. Each value in declaration
+# order takes the lowest free run of registers there aligned to its width (64-bit: an even
+# pair), so a later 32-bit value fills the hole an aligned pair left (`b32, b64, b32`: R4,
+# R6:R7, R5); one that finds no run goes to the outgoing area at the next offset aligned to
+# its size, in declaration order, never back-filled (8/16-bit values take a 4-byte slot). The
+# area lies at the bottom of the caller's frame (R1 + 0 at the CALL; its size, rounded to 8,
+# is part of the frame); the callee reads it at [R1 + its own frame size + offset].
+LINK_LAST_REGISTER = 15
+OUTGOING_AREA = "@outgoing"          # the caller's frame slot (a placement name, not PTX)
+AREA_ALIGN = 8
+# A callee's incoming stack argument is addressed [R1 + INCOMING + offset] until the frame
+# is final (ptx2sass.codegen adds the frame size in place of INCOMING): never encodable.
+INCOMING = 1 << 40
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one value travels: `register` (its first, `width` 32-bit registers) or, with
+    `register` None, at byte `offset` of the outgoing area."""
+    register: int | None
+    width: int
+    offset: int = 0
+
+
+def link_layout(types: list[str], what: str, function: str) -> tuple[list[Place], int]:
+    """The link-time convention's places for values of PTX `types` (see above) and the
+    outgoing area's size in bytes (0: everything in registers)."""
+    free = [True] * (LINK_LAST_REGISTER + 1)
+    out, end = [], 0
+    for ty in types:
+        if ty == "pred":
+            raise CompileError(f"predicate {what} of the out-of-line function `{function}` not supported yet")
+        width = max(1, type_bits(ty) // 32)
+        at = next((r for r in range(FIRST_ARGUMENT, LINK_LAST_REGISTER + 2 - width, width)
+                   if all(free[r:r + width])), None)
+        if at is None:
+            offset = (end + 4 * width - 1) // (4 * width) * (4 * width)
+            out.append(Place(None, width, offset))
+            end = offset + 4 * width
+        else:
+            free[at:at + width] = [False] * width
+            out.append(Place(at, width))
+    return out, (end + AREA_ALIGN - 1) // AREA_ALIGN * AREA_ALIGN
+
+
+def link_registers(types: list[str], what: str, function: str) -> list[tuple[int, int]]:
+    """(first register, width) of values the link-time convention must pass in registers
+    (results: ptxas returns what does not fit through memory, not done here)."""
+    places, area = link_layout(types, what, function)
+    if area:
+        raise CompileError(f"{what}s of the out-of-line function `{function}` past R{LINK_LAST_REGISTER} "
+                           f"(returned through memory) not supported yet")
+    return [(p.register, p.width) for p in places]
+
+
+def outgoing_area(fn, functions: dict) -> int:
+    """The bytes `fn`'s calls by the link-time convention pass on the stack, at most
+    (`functions`: name -> ir.Function of the module's functions and extern declarations):
+    calls of bodiless functions and of link targets."""
+    area = 0
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
+                continue
+            callee = functions.get(ins.srcs[0].name)
+            if callee is None or (callee.blocks and not is_linkable(callee)) \
+                    or any(p.size * 8 > type_bits(p.type) for p in callee.params):
+                continue
+            area = max(area, link_layout(slot_types(callee.params), "argument", callee.name)[1])
+    return area
 
 
 def packed_groups(params) -> list[list[int]]:
@@ -150,7 +230,7 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
 # makes them for sm_8x and as its callees expect them (seen: a ptxas-compiled `.visible
 # .func` under register pressure uses R0..R15 and R32 up without saving them, keeps
 # R16..R31 but R20/R21 untouched, returns with `RET.ABS.NODEC R20`): arguments and results
-# from R4 as above, the absolute return address in R20:R21 (`MOV R20, 32@lo((k +
+# placed by `link_layout` (R4..R15, then the stack), the absolute return address in R20:R21 (`MOV R20, 32@lo((k +
 # .L@srel))`, `MOV R21, 32@hi(...)`: relocations against the kernel's symbol with the return
 # point's offset as addend), `CALL.ABS.NOINC `(callee)` (a relocation against the undefined FUNC
 # symbol: R_CUDA_ABS47_34 on sm_75-89, type 0x4b from sm_90, Target.call_relocation). Values live across the call stay in R16..R31 (not
@@ -159,7 +239,7 @@ SYSCALL_CLOBBERED = (tuple(("R", k) for k in range(16) if k != STACK_POINTER)
 EXTERN_RETURN_ADDRESS = 20
 # Our own `.visible .func`s in relocatable output are such link targets (ptxas -c compiles
 # each once, in its own `.text.<f>` section, and calls it through the relocation even from
-# the same module): arguments from R4, the return address in R20:R21, `RET.ABS.NODEC R20`,
+# the same module): arguments by `link_layout`, the return address in R20:R21, `RET.ABS.NODEC R20`,
 # saving the registers it writes that `link_target_saves` names, reading the global-memory
 # descriptor itself. ir.Function.attributes[LINKABLE] marks them.
 LINKABLE = "linkable"
@@ -195,12 +275,15 @@ def is_linkable(function) -> bool:
 
 def prototype_string(function) -> str:
     """ptxas's `.nv.prototype` string of a function (`#` + result + parameters; `v` no
-    result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `b<N>` an N-byte `.param` array):
+    result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `h` b16/f16, `b` b8, `b<N>` an
+    N-byte `.param` array):
     `#iil` for `(.param .b32 r) f(.param .b32 x, .param .b64 y)`."""
     def code(p) -> str:
         bits = type_bits(p.type)
         if p.size * 8 > bits:
             return f"b{p.size}"
+        if bits in (8, 16) and p.type.startswith(("b", "f")):
+            return "b" if bits == 8 else "h"        # `.b8`; `.b16`/`.f16` (measured)
         if bits not in (32, 64):
             raise CompileError("In ABI compilation, passing predicate, 8-bit and 16-bit parameters "
                                "to device functions is not supported")

@@ -377,6 +377,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     blocks = {b.name for b in mf.blocks}
 
     def label(op):
+        if isinstance(op, Mem) and op.offset >= abi.INCOMING:     # an incoming stack argument
+            return replace(op, offset=op.offset - abi.INCOMING + c.frame.size)
         if isinstance(op, abi.LabelDistance):
             return abi.LabelDistance(prefix + op.end, prefix + op.start)
         if isinstance(op, Reloc) and op.label in blocks:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import field, replace
 
-from ptx2sass import ir
+from ptx2sass import abi, ir
 from ptx2sass.records import dataclass
 from ptx2sass.abi import called_externs
 from ptx2sass.encoder.cubin import GlobalVar
@@ -437,6 +437,11 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         for v in externs:
             placements[v.name] = Placement("shared", size)
     frame = Frame()
+    # the outgoing area of calls by the link-time convention: the frame's bottom (ptx2sass.abi)
+    area = abi.outgoing_area(fn, {f.name: f for f in [*module.externs, *module.functions]})
+    if area:
+        placements[abi.OUTGOING_AREA] = Placement("local", frame.allocate(area, abi.AREA_ALIGN,
+                                                                          abi.OUTGOING_AREA))
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)
     section = size if (size or externs) else None

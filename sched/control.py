@@ -193,6 +193,12 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             slot.wait |= all_free
         need = t
         wait = slot.wait
+        if ins.opcode in ("CALL", "RET"):
+            # the callee (another module's, ptxas's) knows nothing of this code's scoreboards,
+            # nor the caller of a RET: wait for every one in use, as ptxas's CALL does (a
+            # store's data and address, e.g. `STL [R1+0x8], R0` of a stack argument, may
+            # still be read; an epilogue's `LDL R16` may not have landed)
+            wait |= sum(1 << sb for sb in range(NUM_SCOREBOARDS) if in_use[sb] and sb not in groups_sb)
         if is_acquire_invalidation(ins.opcode, ins.modifiers) and acquire_sb is not None \
                 and in_use[acquire_sb]:
             wait |= 1 << acquire_sb

@@ -144,9 +144,7 @@ SMALL = """.version 8.7
 }
 """
 MMA_LINE = 14
-NOT_DONE = [
-            "ws.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p1",
-            "cta_group::1.kind::f16.collector::a::fill [%r2], %rd1, %rd2, %r4, %p1"]
+NOT_DONE = ["cta_group::1.kind::mxf8f6f4.block_scale [%r2], %rd1, %rd2, %r4, [%r2], [%r2], %p1"]
 REFUSED = ["cta_group::1.kind::f8f6f4 [%r2], %rd1, %rd2, %r4, %p1, 2",
            "cta_group::1.kind::f8f6f4 [%r2], %rd1, %rd2, %r4, %p1, 22",
            "cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, {%r1, %r1, %r1, %r1}, %p1, 16",

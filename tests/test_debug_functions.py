@@ -399,32 +399,41 @@ def test_jump_tables_place_module_wide():
                                               "k1": [True] * 6}
 
 
-def test_what_the_out_of_line_convention_lacks_compiles_as_without_g():
-    """A `.func` with 26 `.reg .u32` parameters (more than the convention's registers:
-    ptxas -g passes the rest on the stack, not done here): the module is compiled with its
-    functions inlined, as before -g kept them, instead of being refused; ptxas compiles it.
+def test_function_with_arguments_past_r15_stays_out_of_line_under_g():
+    """A `.func` with 26 `.reg .u32` parameters (more than R4..R15): ptxas -g keeps it out of
+    line and passes the rest on the stack; so does ours now (branch abi28; before, the module
+    was compiled with the function inlined), and both programs compute the reference.
     (`.shared` variables in functions: out of line since branch cli10, test_debug_shared.py;
     vector elements: the vector_* modules here.)"""
     n = 26
     ptx = HEAD + f""".func (.reg .u32 r) sw({", ".join(f".reg .u32 a{i}" for i in range(n))})
 {{
   mov.u32 r, a0;
-""" + "".join(f"  add.u32 r, r, a{i};\n" for i in range(1, n)) + f"""  ret;
+""" + "".join(f"  mul.lo.u32 r, r, 3;\n  add.u32 r, r, a{i};\n" for i in range(1, n)) + f"""  ret;
 }}
 .visible .entry k(.param .u64 p)
 {{
-  .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  .reg .b32 %r<{n + 2}>; .reg .b64 %rd<4>;
   ld.param.u64 %rd1, [p];
   cvta.to.global.u64 %rd1, %rd1;
   mov.u32 %r1, %tid.x;
-  call (%r1), sw, ({", ".join(["%r1"] * n)});
+""" + "".join(f"  add.u32 %r{i + 2}, %r1, {i};\n" for i in range(n)) + f"""  call (%r1), sw, ({", ".join(f"%r{i + 2}" for i in range(n))});
   st.global.u32 [%rd1], %r1;
   ret;
 }}
 """
-    assert oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx").ok
-    cubin = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
-    assert [k.name for k in read_cubin(cubin).kernels] == ["k"]
+    theirs = oracle.ptxas(ptx, "sm_89", ("-g",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", debug=True, opt_level=0)
+    assert [k.name for k in read_cubin(ours).kernels] == [k.name for k in read_cubin(theirs.output).kernels] \
+        == ["k", "sw"]
+    want = 0
+    for i in range(n):
+        want = (want * 3 + i) & 0xFFFFFFFF
+    for cubin in (ours, theirs.output):
+        out = np.zeros(1, np.uint32)
+        run(cubin, "k", (1, 1, 1), (1, 1, 1), [out], hazard_check=cubin is ours)
+        assert int(out[0]) == want
 
 
 @pytest.mark.parametrize("name", ["three", "mutual", "chain"])

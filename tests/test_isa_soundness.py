@@ -15,7 +15,7 @@ from tools.isa_soundness import _canonical, normalised, wrong_readings
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = {"soundness_turing.words": "sm_75", "soundness_ampere.words": "sm_89",
          "soundness_hopper.words": "sm_90", "soundness_blackwell.words": "sm_120",
-         "soundness_sm100.words": "sm_100"}
+         "soundness_sm100.words": "sm_100", "soundness_sm80.words": "sm_80"}
 
 
 # words the probe learned a form for that an older, looser form still takes first (xfail)
@@ -40,6 +40,13 @@ def test_soundness_word_decodes_as_nvdisasm_prints(word, arch):
 
 def test_no_wrong_reading_near_turing_atomics():
     assert wrong_readings("sm_75", "ATOMG") == {}
+
+
+@pytest.mark.parametrize("opcode", ["HFMA2", "I2IP"])
+def test_no_wrong_reading_near_sm80_hfma2_and_i2ip(opcode):
+    """sm_80's nvdisasm ignores HFMA2's bit 86 (.H0_NH1 from sm_86 on) and reads I2IP's
+    saturation differently: sm_80 forms of their own."""
+    assert wrong_readings("sm_80", opcode) == {}
 
 
 def test_no_wrong_reading_near_sm100_uisetp():

@@ -102,3 +102,51 @@ def test_functions_reached_through_pointers_reported_as_ptxas(tmp_path, capsys):
     after_indirect = r"(?s)entry function '_Z13call_indirectPKjPKiS2_Pi'.*?(?=Compiling|$)"
     assert _named(re.search(after_indirect, err).group(), properties) == \
         _named(re.search(after_indirect, theirs.stderr).group(), properties)
+
+
+def test_calls_after_an_unguarded_trap_do_not_recurse(tmp_path, capsys):
+    """llvm's switch_op_debug: `.noreturn` panic helpers call `gpu_$_fail`, whose `trap` is
+    followed by a call back into a helper. ptxas drops what follows an unguarded `trap` (no
+    recursion, no warning, known stack); we warned and kept the call."""
+    ptx = (HERE / "corpus" / "llvm" / "switch_op_debug.ptx").read_text()
+    rc, err, cubin, theirs = _ours_and_ptxas(ptx, tmp_path, capsys)
+    assert rc == theirs.returncode == 0
+    assert "statically determined" not in theirs.stderr and "statically determined" not in err
+    ours, crs = _records(cubin)
+    want, want_crs = _records(theirs.output)
+    assert ours["switch_op"][1] != UNKNOWN and want["switch_op"][1] != UNKNOWN
+    assert crs == want_crs
+
+
+TRAP_THEN_STORE = """.version 8.5
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u32 %r0, [n];
+    setp.gt.u32 %p0, %r0, 10;
+    @%p0 bra BAD;
+    st.global.u32 [%d0], %r0;
+    ret;
+BAD:
+    trap;
+    st.global.u32 [%d0], 7;
+    ret;
+}
+"""
+
+
+def test_nothing_after_an_unguarded_trap_is_compiled():
+    """The store of 7 and the `ret` after `trap` never run: ptxas's code ends with BPT.TRAP
+    (one STG, nothing but its end-of-code branch after the trap); ours the same."""
+    for cubin in (oracle.ptxas(TRAP_THEN_STORE, "sm_89").output,
+                  codegen.compile_ptx(TRAP_THEN_STORE, "sm_89", "k.ptx")):
+        sass = [line.split("*/", 1)[1].split(";")[0].strip()
+                for line in oracle.cuobjdump_sass(cubin).splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", line)]
+        after = sass[sass.index("BPT.TRAP 0x1") + 1:]
+        assert sum("STG" in s for s in sass) == 1
+        assert [s.split()[0] for s in after if s != "NOP"] == ["BRA"]

@@ -33,6 +33,7 @@ def main() -> int:
                        f"{result.cycles} cycles, {len(result.hazards)} hazards")
         print(" | ".join(row))
     mma_figures()
+    ws_figures()
     return 0
 
 
@@ -52,6 +53,30 @@ def mma_figures() -> None:
                 cubins.append((compiler or ptxas)(ptx))
                 return cubins[-1]
             got, want, result = launch(kind, 32, compiler=keep, hazards=True, **kw)
+            k = read_cubin(cubins[0]).kernels[0]
+            row.append(f"{who}: {len(k.text) // 16} words, {k.regcount} registers, "
+                       f"{result.cycles} cycles, {len(result.hazards)} hazards, "
+                       f"{'= NumPy' if np.array_equal(got, want) else 'WRONG'}")
+        print(" | ".join(row))
+
+
+def ws_figures() -> None:
+    """tests/test_tcgen05_mma_ws.py's tcgen05.mma.ws kernels (branch tcgen28)."""
+    from ptx2sass.compiler import compile as compile_ptx
+    from test_tcgen05_mma_ws import MASKS, launch_ws
+    m, n, desc, cols, shift = MASKS["m32_shift"]
+    cases = [("f16", 128, 64, {}), ("e4m3", 64, 64, {}), ("s8", 32, 64, {}),
+             ("f16", 32, 64, dict(mask=desc, zero_cols=cols, shift=shift))]
+    for kind, m, n, kw in cases:
+        row = [f"mma.ws {kind} M{m} N{n} {' '.join(sorted(kw))}".strip()]
+        for who, compiler in (("ptxas", None), ("ours", lambda p: compile_ptx(p, "sm_100a"))):
+            cubins = []
+
+            def keep(ptx, compiler=compiler):
+                from test_emu_utcmma import ptxas
+                cubins.append((compiler or ptxas)(ptx))
+                return cubins[-1]
+            got, want, result = launch_ws(kind, m, n, compiler=keep, hazards=True, **kw)
             k = read_cubin(cubins[0]).kernels[0]
             row.append(f"{who}: {len(k.text) // 16} words, {k.regcount} registers, "
                        f"{result.cycles} cycles, {len(result.hazards)} hazards, "

@@ -21,6 +21,11 @@ What ptxas emits for sm_8x (seen with the pinned ptxas + nvdisasm):
   copies the results into R4.. and the return address back into R2:R3 before
   `RET.REL.NODEC R2`. The frame, saves and restores are added once registers are known
   (codegen).
+* a call by the link-time convention (another module's function, our link targets, -g):
+  arguments where ptx2sass.abi.link_layout puts them, R4..R15 first-fit, the rest stored
+  with `STL [R1+off]` into the outgoing area at the bottom of the caller's frame
+  (`store_outgoing`); a link target loads its stack arguments above its own frame
+  (`begin_function`, offsets completed by codegen once the frame is known);
 * `call (r), %fp, (a), proto` through a function pointer: `LDC.64 Rt, c[0x2][Rfp]` reads the
   code offset from the kernel's pointer table (ptx2sass.abi), then `CALL.REL.NOINC Rt
   `(kernel)`; argument and result registers follow the values' own types.
@@ -32,7 +37,8 @@ from dataclasses import replace
 from ptx2sass import abi, ir
 from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, Reloc
 from ptx2sass.isel.common import RZ
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VOp
+from ptx2sass.isel.memory import SP
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp
 
 TRAP_CODE = 0x1      # the immediate ptxas gives BPT.TRAP for PTX `trap`
 PT_NOT = Reg("P", 7, inv=True)
@@ -121,34 +127,55 @@ class CallSelection:
         low.operands[1] = Label(back.name)
         self.call_results(ins, defs, returns)
 
-    def extern_call_arguments(self, ins, callee):
+    def extern_call_arguments(self, ins, callee, stack: bool = True):
         """The arguments of a call by the link-time convention (system calls and other
-        modules' functions) moved into R4.., and the results' (register, width) layout;
-        what the convention cannot pass is refused."""
+        modules' functions) in their places (ptx2sass.abi.link_layout: R4..R15, the rest
+        stored into the outgoing area unless not `stack`), and the results' (register,
+        width) layout; what the convention cannot pass is refused."""
         what = callee.name
         if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
             raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
         args, arg_types = self.packed(ins.srcs[1:], callee.params)
         return self.call_arguments(ins, args, arg_types, abi.slot_types(callee.returns), what,
-                                   last=abi.SYSCALL_LAST_ARGUMENT, results=len(callee.returns))
+                                   link=True, stack=stack, results=len(callee.returns))
 
-    def call_arguments(self, ins, args, arg_types, result_types, what, last=None, results=None):
-        """The register layouts of a call's arguments and results (refused past R`last`:
-        those would go on the stack), the arguments moved into their fixed registers; the
-        uses for the CALL and the results' (register, width) layout. `results`: how many
+    def call_arguments(self, ins, args, arg_types, result_types, what, link=False, stack=True, results=None):
+        """The places of a call's arguments and results (`link`: by the link-time convention,
+        ptx2sass.abi.link_layout, else the whole-program one), the arguments moved into
+        their fixed registers or stored into the outgoing area (refused where not `stack`);
+        the uses for the CALL and the results' (register, width) layout. `results`: how many
         results the callee has (packed vector elements share a register), None: one each."""
-        arg_layout = abi.register_layout(arg_types, "argument", what)
-        res_layout = abi.register_layout(result_types, "result", what)
-        if last is not None and any(r + w - 1 > last for r, w in arg_layout + res_layout):
-            raise self.unsupported(f"arguments of `{what}` beyond R{last} (on the stack)")
-        if len(args) != len(arg_layout) or len(ins.dests) != (len(res_layout) if results is None else results):
+        if link:
+            places, area = abi.link_layout(arg_types, "argument", what)
+            res_layout = abi.link_registers(result_types, "result", what)
+            if area and not stack:
+                raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack)")
+        else:
+            places = [abi.Place(r, w) for r, w in abi.register_layout(arg_types, "argument", what)]
+            res_layout = abi.register_layout(result_types, "result", what)
+        if len(args) != len(places) or len(ins.dests) != (len(res_layout) if results is None else results):
             raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
-        for a, ty, (reg, width) in zip(args, arg_types, arg_layout):
-            r = self.mf.fixed_vreg("R", reg, width)
+        for a, ty, place in zip(args, arg_types, places):
+            if place.register is None:
+                self.store_outgoing(a, ty, place, what)
+                continue
+            r = self.mf.fixed_vreg("R", place.register, place.width)
             self.copy_slot(VOp(r), a, ty)
             uses.append(VOp(r))
         return uses, res_layout
+
+    def store_outgoing(self, value, ty: str, place, what: str) -> None:
+        """An argument past R15 stored at its offset of the outgoing area, the bottom of
+        this function's frame (variables.kernel_layout reserved it): `STL [R1+off]`."""
+        area = self.placements.get(abi.OUTGOING_AREA)
+        if area is None:
+            raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack) "
+                                   f"in a call through a pointer")
+        t = VOp(self.mf.new_vreg("R", place.width))
+        self.copy_slot(t, value, ty)
+        self.emit("STL", ("64",) if place.width == 2 else (),
+                  [VMem(SP, area.value + place.offset, wide=False), t], ndefs=0, guarded=False)
 
     def copy_slot(self, d: VOp, v, ty: str) -> None:
         """copy_into, or a COPY of a register `packed` made."""
@@ -209,7 +236,7 @@ class CallSelection:
         if callee.name not in SYSTEM_FUNCTIONS:
             raise self.unsupported(f"`call` of the extern function `{callee.name}` (relocatable output)")
         what = callee.name
-        uses, res_layout = self.extern_call_arguments(ins, callee)
+        uses, res_layout = self.extern_call_arguments(ins, callee, stack=False)
         address = self.global_address(self.placements[what].value)
         ra = self.mf.fixed_vreg("R", abi.SYSCALL_RETURN_ADDRESS, 2)
         if self.arch.lepc_label:      # sm_90: `LEPC R20, `(return point)` is the address itself
@@ -249,8 +276,7 @@ class CallSelection:
                 raise self.unsupported("this argument of an indirect `call`")
             what = "function called through a pointer"
             uses, res_layout = self.call_arguments(ins, args, [a.type for a in args],
-                                                   [d.type for d in ins.dests], what,
-                                                   last=abi.SYSCALL_LAST_ARGUMENT)
+                                                   [d.type for d in ins.dests], what, link=True)
         else:
             what = callee.name
             uses, res_layout = self.extern_call_arguments(ins, callee)
@@ -282,13 +308,24 @@ class CallSelection:
         """At the top of an out-of-line function's entry block: its arguments and return
         address as the convention delivers them."""
         params = self.fn.params
-        layout = abi.register_layout(abi.slot_types(params), "argument", self.fn.name)
-        self.result_layout = abi.register_layout(abi.slot_types(self.fn.returns), "result", self.fn.name)
-        arriving = []
-        for reg, width in layout:
-            r = self.mf.fixed_vreg("R", reg, width)
-            self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
+        if abi.is_linkable(self.fn):      # the link-time convention: R4..R15, then the stack
+            places, _ = abi.link_layout(abi.slot_types(params), "argument", self.fn.name)
+            self.result_layout = abi.link_registers(abi.slot_types(self.fn.returns), "result", self.fn.name)
+        else:
+            places = [abi.Place(r, w) for r, w in abi.register_layout(abi.slot_types(params), "argument",
+                                                                      self.fn.name)]
+            self.result_layout = abi.register_layout(abi.slot_types(self.fn.returns), "result", self.fn.name)
+        arriving, loads = [], []
+        for place in places:
+            if place.register is None:        # the caller's outgoing area, above our frame
+                r = self.mf.new_vreg("R", place.width)
+                loads.append(MInstr("LDL", ("64",) if place.width == 2 else (),
+                                    [VOp(r), VMem(SP, abi.INCOMING + place.offset, wide=False)], 1, None, self.line))
+            else:
+                r = self.mf.fixed_vreg("R", place.register, place.width)
+                self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
             arriving.append(r)
+        self.out.extend(loads)
         if len(arriving) == len(params):
             self.incoming = {p.name: r for p, r in zip(params, arriving)}
         else:       # a packed vector's elements taken out, each into a register of its own

@@ -440,7 +440,7 @@ class ConvertSelection:
         round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
         if _is_float(dty) and _is_float(sty):
             if dty == sty:
-                if rnd in FRND_MODE and dty in ("f16", "f64"):
+                if rnd in FRND_MODE and dty in ("f16", "bf16", "f64"):
                     mode = FRND_MODE[rnd]
                     self.emit("FRND", (dty.upper(),) + ((mode,) if mode else ()), [dst, src])
                 elif rnd is None and dty == "f64":

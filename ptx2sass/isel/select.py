@@ -468,7 +468,9 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         self.guard = None
         if term is None:
             mb.fallthrough = mb.succs[0] if mb.succs else None
-            if not mb.succs:
+            last = b.instrs[-1] if b.instrs else None
+            traps = last is not None and last.opcode == "trap" and last.guard is None
+            if not mb.succs and not traps:     # after BPT.TRAP nothing runs: ptxas writes no EXIT
                 self.emit("EXIT", (), [], ndefs=0)
             return
         self.line = term.line

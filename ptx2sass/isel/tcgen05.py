@@ -33,7 +33,11 @@
   [, {disable-output-lane}], enable-input-d[, scale-input-d]`: once per lane in the ELECT
   loop, `UTC{H,Q,I}MMA[.2CTA] gdesc[UR8]|tmem[UR8], gdesc[UR10], tmem[UR6], tmem[UR4],
   idesc[UR5][, UR16], UP0|UPT|!UPT[, scale]` (tmem_mma). The emulator runs it at the
-  warp's next commit (emu/ops_utcmma.py).
+  warp's next commit (emu/ops_utcmma.py). `.ws`: `UTC*MMA.WS`, the optional zero-column
+  mask descriptor a UR pair before the enable (a zero immediate dropped, as ptxas does);
+  `.sp`: the metadata's tensor-memory address in the idesc pair's low half (`tmem[UR4]`);
+  `.ashift`: `.ASHIFT`; `.collector::a::op` / `.collector::bN::op`: suffixes on A / B
+  (`.A_KEEP`, `.B_REUSE.B_KEEP.BUFFER2` ...: COLLECTOR_SUFFIXES).
 
 The partition (32 bytes at the end of the reserved shared words, `Target
 .reserved_shared_section_bytes`; the weak `__nv_reservedSMEM_tcgen05_partition`) holds the
@@ -91,6 +95,24 @@ UPT = Reg("UP", 7)
 NOT_UPT_MMA = Reg("UP", 7, inv=True)
 SHAPES = {"32x32b": ((), 1), "16x64b": (("16dp64bit",), 1), "16x128b": (("16dp128bit",), 2),
           "16x256b": (("16dp256bit",), 4)}
+
+
+# tcgen05.mma's collector usage -> the operand suffixes ptxas 13.5 writes (A's on A, B's on B;
+# `.collector::bN` with N > 0 adds `.BUFFERN`; `::discard` is the default: nothing)
+COLLECTOR_SUFFIXES = {"fill": ("KEEP",), "use": ("REUSE", "KEEP"), "lastuse": ("REUSE",), "discard": ()}
+
+
+def collector_suffixes(modifiers) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(A's suffixes, B's suffixes) of a tcgen05.mma's `.collector::a::op` / `.collector::bN::op`."""
+    for m in modifiers:
+        if m.startswith("collector::"):
+            _, buffer, op = m.split("::")
+            which = buffer[0].upper()
+            suffix = tuple(f"{which}_{s}" for s in COLLECTOR_SUFFIXES[op])
+            if buffer not in ("a", "b0"):
+                suffix += (f"BUFFER{buffer[1:]}",)
+            return (suffix, ()) if which == "A" else ((), suffix)
+    return (), ()
 
 
 class TensorMemorySelection:
@@ -404,14 +426,26 @@ class TensorMemorySelection:
         kernel parameters (wgmma's UISETP, isel/wgmma.py) or the elected lane's predicate.
         `.cta_group::2` is the `.2CTA` form with an 8-register disable-output-lane group
         (compared with ptxas's text only: the emulator launches no CTA pair)."""
-        mods = ins.modifiers[2:]
+        ws = "ws" in ins.modifiers
+        mods = [m for m in ins.modifiers[1:] if m not in ("ws", "ashift", "sp") and not m.startswith("cta_group::")
+                and not m.startswith("collector::")]
         kinds = [m for m in mods if m.startswith("kind::")]
         if len(kinds) != 1 or kinds[0] not in MMA_OPCODES or len(mods) != 1:
             raise self.unsupported(f"`tcgen05.mma.{'.'.join(ins.modifiers[1:])}`")
         kind = kinds[0]
+        a_usage, b_usage = collector_suffixes(ins.modifiers)
         srcs = list(ins.srcs)
+        # .sp: the sparsity metadata's tensor-memory address, the idesc pair's low half
+        sparse_meta = srcs.pop(3) if "sp" in ins.modifiers else None
         width = 8 if self.tmem_pair else 4          # the disable-output-lane vector's
-        if len(srcs) in (5 + width, 6 + width):
+        zero_mask = None
+        if ws:                                      # [d], a, b, idesc, enable[, zero-column mask]
+            lanes = None
+            if len(srcs) == 6:
+                zero_mask = srcs.pop()
+                if self.known_constant(zero_mask) == 0:
+                    zero_mask = None                # ptxas drops a zero mask descriptor
+        elif len(srcs) in (5 + width, 6 + width):
             lanes, srcs = srcs[4:4 + width], srcs[:4] + srcs[4 + width:]
         elif len(srcs) in (5, 6):
             lanes = None
@@ -472,15 +506,18 @@ class TensorMemorySelection:
 
         d_op = tmem_operand(d, UR_MMA_D)
         if isinstance(a, ir.Address):
-            a_op = tmem_operand(a, UR_MMA_A)
+            a_op = replace(tmem_operand(a, UR_MMA_A), suffix=a_usage)
         else:
             pair_operand(a, UR_MMA_A)
-            a_op = Reg("UR", UR_MMA_A.index, gdesc=True)
+            a_op = Reg("UR", UR_MMA_A.index, gdesc=True, suffix=a_usage)
         pair_operand(b, UR_MMA_B)
-        b_op = Reg("UR", UR_MMA_B.index, gdesc=True)
+        b_op = Reg("UR", UR_MMA_B.index, gdesc=True, suffix=b_usage)
         # the instruction descriptor: the upper half of a pair whose lower half is 0
         idesc_ur = Reg("UR", UR_MMA_IDESC.index + 1)
-        self.emit("UMOV", (), [UR_MMA_IDESC, URZ], guarded=False)
+        if sparse_meta is not None:
+            tmem_operand(sparse_meta, UR_MMA_IDESC)
+        else:
+            self.emit("UMOV", (), [UR_MMA_IDESC, URZ], guarded=False)
         known = self.known_constant(idesc)
         if known is not None:
             self.emit("UMOV", (), [idesc_ur, self.imm32(known)], guarded=False)
@@ -499,10 +536,14 @@ class TensorMemorySelection:
                 else:
                     lane.append((self.reg_part(value), target))
             operands.append(UR_MMA_LANES)
+        if zero_mask is not None:
+            pair_operand(zero_mask, UR_MMA_LANES)
+            operands.append(UR_MMA_LANES)
         operands += tail
         if scale and kind in MMA_SCALED_KINDS:        # kind::i8: ptxas drops it (frontend/tcgen05.py)
             operands.append(Imm(scale))
         warp_guard = self.any_lane_guard()
+        mma_modifiers = (("WS",) if ws else ()) + self.tmem_pair + (("ASHIFT",) if "ashift" in ins.modifiers else ())
 
         def issue():
             for ur, offset in offsets:
@@ -510,10 +551,12 @@ class TensorMemorySelection:
             if per_lane_enable is not None:
                 self.emit("UISETP", ("NE", "U32", "AND"), [UP_ENABLE, UPT, UR_MMA_ENABLE, URZ, UPT],
                           guarded=False)
-            mi = self.emit(MMA_OPCODES[kind], self.tmem_pair, operands, ndefs=0, guarded=False)
+            mi = self.emit(MMA_OPCODES[kind], mma_modifiers, operands, ndefs=0, guarded=False)
             mi.guard = warp_guard
             widths = {k: 2 for k, op in enumerate(operands) if isinstance(op, Reg) and op.gdesc}
             if lanes is not None:
                 widths[operands.index(UR_MMA_LANES)] = width
+            if zero_mask is not None:
+                widths[operands.index(UR_MMA_LANES)] = 2
             mi.widths = widths
         self.elect_loop(lane, issue)
