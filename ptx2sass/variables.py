@@ -416,13 +416,10 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         if v.space not in ("shared", "local", "global", "const"):
             raise CompileError(f"kernel `{fn.name}`: .{v.space} variable `{v.name}` not supported yet",
                                filename)
+    size, align, externs, symbols = (reserved_shared if shared else 0), 4, [], []
     if relocatable:
-        frame = Frame()
-        for name, at in frame.place_variables(local).items():
-            placements[name] = Placement("local", at)
         section, align, symbols = relocatable_shared(fn, module, reserved_shared, placements)
-        return KernelLayout(placements, section, align, frame, slots, symbols)
-    size, align, externs = (reserved_shared if shared else 0), 4, []
+        shared = []
     for v in shared:
         if v.extern or v.size == 0:
             externs.append(v)
@@ -444,8 +441,9 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
                                                                           abi.OUTGOING_AREA))
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)
-    section = size if (size or externs) else None
-    return KernelLayout(placements, section, align, frame, slots)
+    if not relocatable:
+        section = size if (size or externs) else None
+    return KernelLayout(placements, section, align, frame, slots, symbols)
 
 
 @dataclass

@@ -67,12 +67,6 @@ class Slot:
     wait: int = 0
 
 
-def _calls_another_text(ins: Instruction) -> bool:
-    """A `CALL.ABS`: to another function's text (a symbol the linker resolves, or a
-    pointer), not a `CALL.REL` to a subroutine of this one."""
-    return "ABS" in ins.modifiers
-
-
 def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
                     entry_waits: bool = False) -> list[Slot]:
     """Fill each slot's control fields and return the slots in order, each `ins` carrying
@@ -202,11 +196,6 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         if is_acquire_invalidation(ins.opcode, ins.modifiers) and acquire_sb is not None \
                 and in_use[acquire_sb]:
             wait |= 1 << acquire_sb
-        if ins.opcode == "CALL" and _calls_another_text(ins):
-            # the callee (another module's, as ptxas compiles it) may overwrite a register a
-            # store still reads or read one a load still writes: wait for them all, as
-            # ptxas 13.5.37 -c's calls do (`CALL.ABS.NOINC` waiting on the STS's read SB)
-            wait |= sum(1 << sb for sb in free_sbs if in_use[sb])
         for r in slot.reads + slot.writes:
             if r in pending:
                 wait |= 1 << pending[r]
