@@ -22,7 +22,7 @@ import struct
 from ptx2sass import __version__
 
 from .arch import UnknownArch, arch_info
-from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
+from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, SHT_CUDA_SHARED_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .cubin_layout import default_strtab
 from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
@@ -44,6 +44,7 @@ STT_CUDA_OBJECT = 13
 HANDLE_SYMBOL_TYPE = {"texref": 10, "samplerref": 11, "surfref": 12}
 HANDLE_RELOCATION = {"texref": 6, "samplerref": 7, "surfref": 52}   # R_CUDA_{TEX,SAMP,SURF}_HEADER_INDEX
 STO_CUDA_GLOBAL = 0x20
+STO_CUDA_SHARED = 0x40         # relocatable output: a `.shared` variable's symbol (ptxas 13.5.37 -c)
 STO_CUDA_CONSTANT = 0x80        # relocatable output: a `.const` variable's symbol (ptxas 13.5.37 -c)
 STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 
@@ -51,7 +52,9 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 # (attributes ptxas did not write in any corpus kernel are not listed, and supplying one is
 # an error).
 _MIDDLE = [
-    "MAXREG_COUNT", "EXTERNS", "NUM_BARRIERS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
+    # (NUM_BARRIERS before EXTERNS: ptxas 13.5.37 sm_89, plain and -c, a kernel calling
+    # vprintf or an extern function with a `bar.sync` before or after the call)
+    "MAXREG_COUNT", "NUM_BARRIERS", "EXTERNS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
     "REG_RECONFIG",             # setmaxnreg kernels (ptxas 13.5, sm_90a/sm_100a/sm_120a)
     "COOP_GROUP_MASK_REGIDS", "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "VRC_CTA_INIT_COUNT",       # sm_100+: after the warp-wide lists (ptxas 13.5, shfl.sync/red)
@@ -299,10 +302,10 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
             recs.append(KParam(ordinal, offset, psize).record())
     if k.maxreg_count is not None:
         recs.append(NvInfoRecord.half("MAXREG_COUNT", k.maxreg_count))
-    if extern_symbols:
-        recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     if k.barcount:
         recs.append(NvInfoRecord.byte("NUM_BARRIERS", k.barcount))
+    if extern_symbols:
+        recs.append(NvInfoRecord.words("EXTERNS", *extern_symbols))
     kinds = {kind for _, names in k.handle_slots for kind in map(handle_kinds.get, names)}
     if "surfref" in kinds:           # the banks the driver's headers live in (bank 0)
         recs.append(NvInfoRecord.byte("BINDLESS_SURFACE_BANK", 0))
@@ -378,7 +381,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 samplers: list[tuple[str, int, int | None]] = (),
                 texmode_independent: bool = False, local_functions: set[str] = frozenset(),
                 variable_order: list[str] = (), weak: set[str] = frozenset(),
-                weak_functions: set[str] = frozenset()) -> Cubin:
+                weak_functions: set[str] = frozenset(),
+                module_shared: list[tuple[str, int, int, bool]] = ()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -425,6 +429,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
     `weak`: those of the `visible` variables bound WEAK (the `.weak` ones).
     `weak_functions`: the `.weak` kernels and functions, whose symbols are WEAK.
+    `module_shared` (relocatable output): the module's `.shared` variables (name, size,
+    alignment, extern) in declaration order; with `Kernel.shared_symbols` naming each
+    function's own (value: the alignment) and the extern ones, ptxas -c's CUDA objects the
+    linker places (`ptx2sass.variables.relocatable_shared`), `debug_shared` then the size
+    and alignment of `.nv_debug.shared`, which holds the module's and the `.func`s' own.
     """
     try:
         info = arch_info(arch)
@@ -514,17 +523,41 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # a kernel's own after its local functions (and the module's other variables), a
     # function's after its text's symbol, extern ones global in `.nv_debug.shared` after the
     # first kernel's symbol
+    # (-c: CUDA objects placed by the linker, value the alignment; extern ones undefined)
+    shared_kind = (STT_CUDA_OBJECT, STO_CUDA_SHARED) if relocatable else (STT_OBJECT, 0)
     shared_groups: dict[str, dict[str, Symbol]] = {}
+    if relocatable and module_shared:   # (sized ones LOCAL in `.nv_debug.shared`, extern ones
+        # undefined GLOBAL: every one, named or not, ptxas 13.5.37 -c)
+        for name, size, align, extern in module_shared:
+            shared_groups.setdefault("extern" if extern else "module", {})[name] = Symbol(
+                name, align, size, shared_kind[0], STB_GLOBAL if extern else STB_LOCAL, shared_kind[1],
+                section=None if extern else DEBUG_SHARED)
     for k in file_order:
         for name, at, size, owner, where in k.shared_symbols:
             group = ("extern" if where == "extern" else f"own:{k.name}" if owner == "own"
                      else ("region" if where == "region" else "module") if owner == "module" else owner)
             shared_groups.setdefault(group, {}).setdefault(
-                name, Symbol(name, at, size, STT_OBJECT, STB_GLOBAL if where == "extern" else STB_LOCAL,
-                             section=DEBUG_SHARED if where != "kernel" else f".nv.shared.{k.name}"))
+                name, Symbol(name, at, size, shared_kind[0], STB_GLOBAL if where == "extern" else STB_LOCAL,
+                             shared_kind[1], section=None if relocatable and where == "extern"
+                             else DEBUG_SHARED if where != "kernel" else f".nv.shared.{k.name}"))
     if debug_shared is not None:
-        c.sections.append(Section(DEBUG_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, debug_shared[1],
-                                  nobits_size=debug_shared[0]))
+        c.sections.append(Section(DEBUG_SHARED, SHT_CUDA_SHARED_REL if relocatable else SHT_NOBITS,
+                                  SHF_ALLOC | SHF_WRITE, debug_shared[1], nobits_size=debug_shared[0]))
+
+    reserved_symbol = False
+
+    def shared_symbols(group: dict[str, Symbol]) -> None:
+        """Add a group's shared variables' symbols (-c: `.nv_debug.shared`'s section symbol
+        before the first of them in it, after the reserved words' if that is still to come:
+        LOCAL variables' sections follow it, ptxas 13.5.37 sm_110)."""
+        nonlocal reserved_symbol
+        if relocatable and any(s.section == DEBUG_SHARED for s in group.values()) and not any(
+                s.type == STT_SECTION and s.name == DEBUG_SHARED for s in syms):
+            if reserved_symbol:
+                section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
+            section_symbol(DEBUG_SHARED)
+        syms.extend(group.values())
 
     def _local_function_symbols(k: Kernel) -> None:
         for name in k.externs:      # -g's out-of-line local functions, after their first caller
@@ -546,31 +579,38 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # variables, then the rest), and its symbol before the exported variables'
     has_entry = any(k.is_entry for k in kernels)
     for i, k in enumerate(file_order):
+        # (the reserved words' section symbol: see below; -c, before `.nv_debug.shared`'s)
+        if i == 0 or not relocatable:
+            reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
         lead_function = i == 0 and not k.is_entry and not (relocatable and has_entry)
         if not lead_function:
             _local_function_symbol(k)
             section_symbol(f".text.{k.name}")
-            syms.extend(shared_groups.get(k.name, {}).values())
+            shared_symbols(shared_groups.get(k.name, {}))
         ends = [at for _, at, _ in k.subfunctions[1:]] + [len(k.text)]
         for (name, at, _), end in zip(k.subfunctions, ends):     # local functions after their section
             syms.append(Symbol(name, at, end - at, STT_FUNC, STB_LOCAL, section=f".text.{k.name}"))
-        shared_symbol = (k.shared_bytes or 0) > info.reserved_shared_bytes  # extern shared only: none
+        # (extern shared only: none; -c: the kernel's own variables only, no reserved words)
+        shared_symbol = (k.shared_bytes or 0) > (0 if relocatable else info.reserved_shared_bytes)
+        # the reserved shared words hold a symbol of their own (sm_110's, the tcgen05
+        # partition): whole program, their section's symbol before the module's variables'
+        # (-g: right after the first kernel's shared section's); -c, after the exported
+        # variables' sections and before the LOCAL ones' (ptxas 13.5 sm_110, 11
+        # linkage/initialiser mixes)
         if shared_symbol and k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
+            if reserved_symbol and not relocatable:
+                section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
             if debug_shared and debug_shared[0] and "region" in shared_groups:
                 section_symbol(DEBUG_SHARED)
-            syms.extend(shared_groups.pop("region", {}).values())
+            shared_symbols(shared_groups.pop("region", {}))
             if not globals_:     # (else after them, below)
-                syms.extend(shared_groups.pop("module", {}).values())
+                shared_symbols(shared_groups.pop("module", {}))
         if i:       # (the first kernel's: after the module's variables, below)
             _local_function_symbols(k)
         if shared_symbol and not k.shared_symbols:
             section_symbol(f".nv.shared.{k.name}")
-        # the reserved shared words hold a symbol of their own (sm_110's, the tcgen05
-        # partition): whole program, their section's symbol before the module's variables';
-        # -c, after the exported variables' sections and before the LOCAL ones' (ptxas 13.5
-        # sm_110, 11 linkage/initialiser mixes)
-        reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
         if reserved_symbol and not relocatable:
             section_symbol(RESERVED_SHARED)
             reserved_symbol = False
@@ -585,8 +625,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
             for g in sorted(globals_, key=lambda g: g.name not in visible):
                 # (-g: the module's shared variables declared before it first)
-                syms.extend(module_shared.pop(n) for n in list(module_shared)
-                            if declared.get(n, -1) < declared.get(g.name, -1))
+                # (-c: among the LOCAL ones only: a visible one's section comes first)
+                if not (relocatable and g.name in visible):
+                    shared_symbols({n: module_shared.pop(n) for n in list(module_shared)
+                                    if declared.get(n, -1) < declared.get(g.name, -1)})
                 if reserved_symbol and g.name not in visible:
                     section_symbol(RESERVED_SHARED)
                     reserved_symbol = False
@@ -598,16 +640,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                     var_sym[g.name] = len(syms) - 1
                 if bank4 and g.name == bank4[0]:
                     section_symbol(".nv.constant4")
-            syms.extend(module_shared.values())
+            shared_symbols(module_shared)
             if reserved_symbol:
                 section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
             # -g's out-of-line local functions: after their first caller's text and the
             # module's variables
             _local_function_symbols(k)
             if lead_function:
                 _local_function_symbol(k)
                 section_symbol(f".text.{k.name}")
-        syms.extend(shared_groups.get(f"own:{k.name}", {}).values())     # (after the module's variables)
+                if relocatable:     # (-c: its own shared variables' symbols after it)
+                    shared_symbols(shared_groups.get(k.name, {}))
+        shared_symbols(shared_groups.get(f"own:{k.name}", {}))     # (after the module's variables)
         if k.const2 is not None and not (k.const2_late and not hopper):
             if hopper:      # sm_90 names the literal bank's symbol after ptxas's optimiser
                 syms.append(Symbol(f".nv.constant.optimizer.{k.name}", type=STT_SECTION, bind=STB_LOCAL,
@@ -632,6 +677,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for name in module_sections:
         section_symbol(name)
     func_sym: dict[str, int] = {}
+    cap_symbol = None
     reserved_objects: list[Symbol] = []     # -c: the reserved words' objects (below)
     extern_sym: dict[str, int] = {}
     first_shared = next((k for k in file_order if k.shared_window), None)
@@ -641,11 +687,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError(f"handle slots name {unknown}, which are not module handle variables")
     handle_sym: dict[str, int] = {}
     func_sym.update(local_sym)
+    # ptxas -c and -g name the reserved words' offset only (an undefined weak object), with no
+    # alias in `.nv.shared.reserved.0`; -g leaves that section out where nothing of its own
+    # (sm_110's workaround words, the tcgen05 partition) names it (13.5.37, sm_90/100/110/120)
+    reserved_alias = hopper and not relocatable and not device_debug
+    reserved_owned = bool(info.gb10b_war_bytes or any(k.tmem_partition for k in kernels))
     if hopper and not file_order:         # a module of no code: the reserved words alone
         end = info.reserved_shared_section_bytes
         syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
-        syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                           other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+        if reserved_alias:
+            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
+                               other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
     for k in file_order:
         if k.name in local_sym:
             pass
@@ -653,7 +705,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
-            if k.is_entry:
+            if k.is_entry and not ((hopper or relocatable) and k is file_order[0]):
                 syms.extend(shared_groups.pop("extern", {}).values())
         if k is file_order[0]:
             # (sm_90: the reserved-shared symbols right after the handles the kernel names)
@@ -668,7 +720,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if relocatable:     # the linker's unified function/data tables, then the offset alone
                 syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
-            if not relocatable:
+            if reserved_alias:
                 syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
             # (-c: CUDA objects the linker places, their value the alignment, after the
@@ -682,6 +734,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
                 elif wanted:
                     syms.append(Symbol(name, end, size, STT_OBJECT, STB_WEAK, section=RESERVED_SHARED))
+            if k.is_entry and not relocatable:      # (-g's extern shared variables: sm_90+
+                syms.extend(shared_groups.pop("extern", {}).values())   # after the reserved words')
         if k is file_order[0]:
             for name in handles:
                 if name not in handle_sym:
@@ -689,8 +743,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                     handle_sym[name] = len(syms) - 1
             for name in descriptor_sizes:
                 syms.append(Symbol(name, 0, 4, STT_OBJECT, STB_WEAK))
-        if hopper and k is first_shared and info.reserved_smem_cap is not None:
-            syms.append(Symbol(RESERVED_CAP, info.reserved_smem_cap, 4, STT_OBJECT, STB_WEAK))
+        if hopper and k is first_shared and (info.reserved_smem_cap is not None or relocatable):
+            # (sm_90 -c names it too: the reserved words' size, ptxas 13.5.37)
+            cap = info.reserved_smem_cap if info.reserved_smem_cap is not None else info.reserved_shared_bytes
+            cap_symbol = Symbol(RESERVED_CAP, cap, 4, STT_OBJECT, STB_WEAK)
+            # (after a leading function's own symbol, which comes below; -c: after the
+            # reserved words' objects and the extern shared variables, ptxas 13.5.37 sm_110)
+            if not (k is file_order[0] and (relocatable or not k.is_entry and k.name not in local_sym
+                                            and k.name not in func_sym)):
+                syms.append(cap_symbol)
+                cap_symbol = None
         elif hopper and k is first_shared:
             # what is left of the relocation ptxas resolved against the reserved offset
             syms.append(Symbol("", other=STV_INTERNAL))
@@ -711,10 +773,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
                                    STB_WEAK if k.name in weak_functions else STB_GLOBAL, 0, section=f".text.{k.name}"))
                 func_sym[k.name] = len(syms) - 1
+            if relocatable:     # (-c: the extern shared variables after the exported ones)
+                syms.extend(shared_groups.pop("extern", {}).values())
+            if cap_symbol is not None:
+                syms.append(cap_symbol)
+                cap_symbol = None
         for name in k.externs:         # undefined, after the first kernel that calls it
             if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
                 extern_sym[name] = len(syms) - 1
+    if relocatable:     # (a module of functions only: its extern shared variables last)
+        syms.extend(shared_groups.pop("extern", {}).values())
     if hopper:
         for k in file_order:
             if k.is_entry and k.name not in const0_sym:
@@ -865,7 +934,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         c.sections.insert(after_debug, Section(".nv.compat", SHT_CUDA_COMPAT_INFO, 0, 4,
                                                data=compat_section(info, isa_class)))
         tmem_bytes = TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0
-        if not relocatable:
+        if not relocatable and (reserved_alias or reserved_owned):
             c.sections.insert(after_debug + 1, Section(
                 RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
                 nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes + tmem_bytes))
@@ -885,15 +954,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
              for i, name in reversed(list(enumerate(bank4)))]))
     # Addresses inside variables' initial bytes: per section, REL entries (no addend) then
     # RELA ones, each in reverse order as ptxas lists them.
+    # (sm_90+: all RELA, a zero addend too, as ptxas 13.5.37 writes them plain, -g and -c)
     by_section: dict[str, list[Relocation]] = {}
     for g in globals_:
         for at, name, addend in (var_relocations or {}).get(g.name, []):
             # a variable's address: generic; a function's (-g): its code address
             if name not in var_sym and name not in func_sym:
                 raise CubinError(f"variable {g.name!r}: relocation against unknown symbol {name!r}")
+            addend = (addend or 0) if hopper else (addend or None)
             by_section.setdefault(g.section, []).append(
-                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend or None) if name in var_sym
-                else Relocation(offsets[g.name] + at, func_sym[name], R_CUDA_64, addend or None))
+                Relocation(offsets[g.name] + at, var_sym[name], R_CUDA_G64, addend) if name in var_sym
+                else Relocation(offsets[g.name] + at, func_sym[name], R_CUDA_64, addend))
     for sec_name in (".nv.constant3", ".nv.global.init"):
         relocs = sorted(by_section.get(sec_name, []), key=lambda r: r.offset, reverse=True)
         for kind, chosen in (("rel", [r for r in relocs if r.addend is None]),

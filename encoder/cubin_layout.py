@@ -68,12 +68,14 @@ def default_section_order(c: Cubin) -> list[str]:
     # Relocation sections by their target (the debug sections in their order, then banks as
     # placed, then data: ptxas 13.5.37 -lineinfo/-g lists `.rel.nv_debug_line_sass` before
     # `.rel.nv.constant4` and `.rel.nv.global.init`), REL before RELA (RELA first for a
-    # debug section's); the debug frame's last.
+    # debug section's); the debug frame's last. sm_90+'s empty `.rela.nv.constant2.<k>`
+    # come first (ptxas 13.5.37 sm_90 plain, -g and -lineinfo: before the debug sections'
+    # and `.rela.nv.constant4`).
     target_rank = {b: i for i, b in enumerate(banks)}
     debug_rank = {n: i for i, n in enumerate(n for n in generic if is_debug_section(n))}
     rels = [(rs.name, rs.target) for rs in c.reloc_sections]
     order += [n for n, t in sorted(rels, key=lambda r: (
-        r[0].endswith("debug_frame"), debug_rank.get(r[1], len(debug_rank)), target_rank.get(r[1], len(banks)),
+        r[0].endswith("debug_frame"), not r[1].startswith(".nv.constant2."), debug_rank.get(r[1], len(debug_rank)), target_rank.get(r[1], len(banks)),
         r[0].startswith(".rela") != (is_debug_section(r[1]) and r[1] != ".debug_frame")))]
     order += banks
     kernel_banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2

@@ -170,7 +170,7 @@ def declare(scope: _Scope, decl: ast.VariableDecl) -> list[ir.Variable]:
                           decl.align or _type_size("." + ty) * elems, init=init, relocations=relocs,
                           extern=".extern" in decl.linkage,
                           linkage=_strip(decl.linkage[0]) if decl.linkage else None,
-                          sampler=sampler)
+                          sampler=sampler, line=getattr(d, "line", None) or decl.line)
         scope.names[d.name] = var
         created.append(var)
     return created

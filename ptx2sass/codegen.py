@@ -26,7 +26,7 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 from ptx2sass.opt import optimise
 from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.loop_yield import insert_loop_yields
-from ptx2sass.frame import Frame
+from ptx2sass.frame import Frame, align_up
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
 from ptx2sass.sched.latency import model as latency_model
@@ -57,7 +57,8 @@ from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.inline import call_postorder
-from ptx2sass.variables import (KernelLayout, Placement, debug_shared_layout, handle_references,
+from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, handle_references,
+                                module_shared_variables,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
 
@@ -820,9 +821,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     reserved = info.reserved_shared_bytes
     # -g: each kernel's shared window holds the variables of the functions it reaches too
     shared_plan = debug_shared_layout(module, reserved) if full_debug else None
+    # -c (without -g): shared variables are the linker's, named by relocations
+    linked_shared = relocatable and not full_debug
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
-                                         _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved),
+                                         _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved,
+                                                                     relocatable=linked_shared),
                                                        fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
@@ -837,7 +841,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         if fn.is_entry:
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
-                                             textures_before if info.module_texture_slots else 0),
+                                             textures_before if info.module_texture_slots else 0,
+                                             relocatable=linked_shared),
                                fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
@@ -891,7 +896,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               handle_slots=[(info.param_base + at, tuple(key.split(",")))
                                             for at, key, _ in layout.handle_slots],
                               handle_refs=[n for key in handle_refs[fn.name] for n in key.split(",")],
-                              shared_symbols=windows[fn.name].symbols if fn.name in windows else []))
+                              shared_symbols=windows[fn.name].symbols if fn.name in windows
+                              else layout.shared_symbols))
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
         _link_target_tables(kernels, codes)
@@ -958,7 +964,13 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=target if target.startswith("sm_") else arch,
                                     debug_sections=debug_sections, device_debug=full_debug,
-                                    debug_shared=shared_plan.region if shared_plan else None,
+                                    debug_shared=shared_plan.region if shared_plan
+                                    else _linked_shared_region(module, kernels) if linked_shared else None,
+                                    module_shared=[(v.name, v.size, v.align, False)
+                                                   for v in module_shared_variables(module)]
+                                    + [(v.name, 0, max(v.align, EXTERN_SHARED_ALIGN), True) for v in module.variables
+                                       if v.space == "shared" and (v.extern or v.size == 0)]
+                                    if linked_shared else (),
                                     address_taken=[fn.name for fn in module.functions
                                                    if pointers.get(fn.name, 0) is None],
                                     isa_class=2 if fp8 else 1, handles=mod_layout.handles,
@@ -1010,6 +1022,21 @@ def _names_shared_first(fn: ir.Function, windows: dict) -> bool:
                 if isinstance(s, ir.Symbol) and s.name in shared:
                     return True
     return False
+
+
+def _linked_shared_region(module: ir.Module, kernels: list) -> tuple[int, int] | None:
+    """-c: `.nv_debug.shared`'s size and alignment (the module's sized `.shared` variables,
+    then the `.func`s' own, laid out in that order, as ptxas 13.5.37 -c sizes it), or None
+    where there are none."""
+    sized = [(v.size, v.align) for v in module_shared_variables(module)]
+    sized += [(size, align) for k in kernels if not k.is_entry
+              for _, align, size, _, where in k.shared_symbols if where == "function"]
+    if not sized:
+        return None
+    end = 0
+    for size, align in sized:
+        end = align_up(end, align) + size
+    return end, max(align for _, align in sized)
 
 
 def _debug_window(layout: KernelLayout, fn: ir.Function, windows: dict, reads: dict) -> KernelLayout:

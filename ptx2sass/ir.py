@@ -159,6 +159,9 @@ class Variable:
     # `.samplerref` initialiser: (the driver's sampler word, force_unnormalized_coords or
     # None when not given); see ptx2sass.frontend.initializers.sampler_word
     sampler: tuple[int, int | None] | None = None
+    # the PTX line it is declared on: ptxas -c names a function's `.shared` variable
+    # `$__<name>__<line>` (its relocatable symbol)
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(eq=False)

@@ -74,6 +74,9 @@ class KernelLayout:
     frame: Frame
     # Handle slots after the parameters: (byte offset from the parameters' start, name, type)
     handle_slots: list[tuple[int, str, str]] = field(default_factory=list)
+    # relocatable output: the symbols of the shared variables the function names, as
+    # `Kernel.shared_symbols` takes them (`relocatable_shared`)
+    shared_symbols: list[tuple[str, int, int, str, str]] = field(default_factory=list)
 
 
 OPAQUE_TYPES = ("texref", "samplerref", "surfref")      # also their slot order
@@ -343,13 +346,62 @@ def referenced_symbols(fn: ir.Function) -> list[str]:
     return list(names)
 
 
+def shared_symbol_name(fn: ir.Function, v: ir.Variable) -> str:
+    """ptxas -c's symbol of a function's own `.shared` variable: `$__<name>__<line>`."""
+    return f"$__{v.name}__{v.line}"
+
+
+def module_shared_variables(module: ir.Module) -> list[ir.Variable]:
+    """The module's sized `.shared` variables: ptxas -c gives every one a LOCAL symbol in
+    `.nv_debug.shared` (named or not), the linker places them in each window that needs them."""
+    return [v for v in module.variables if v.space == "shared" and not (v.extern or v.size == 0)]
+
+
+def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
+                       placements: dict[str, Placement]) -> tuple[int | None, int, list]:
+    """Relocatable output (ptxas 13.5.37 -c): every `.shared` variable is a symbol the linker
+    places (value: its alignment) and the code reads its address from a relocation
+    (R_CUDA_ABS32_32); the window's reserved words come before what the linker places, so
+    the code adds `reserved_shared` itself. `.nv.shared.<k>` holds a kernel's own variables
+    (its alignment also the module's variables'); a `.func`'s own ones and the module's go
+    to `.nv_debug.shared`; an extern one is an undefined GLOBAL symbol. Sets the
+    placements; returns the section's size (None: none), alignment and the symbols as
+    `Kernel.shared_symbols` takes them: own ones in the order the code names them, then the
+    others, then the extern ones."""
+    named = referenced_symbols(fn)
+    own = sorted((v for v in fn.locals if v.space == "shared"),
+                 key=lambda v: named.index(v.name) if v.name in named else len(named))
+    module_vars = {v.name: v for v in module.variables if v.space == "shared"}
+    symbols, size, align = [], 0, max([4] + [v.align for v in module_shared_variables(module)])
+    for v in own:
+        extern = v.extern or v.size == 0
+        name = v.name if extern else shared_symbol_name(fn, v)
+        placements[v.name] = Placement("shared", reserved_shared, name)
+        where = "extern" if extern else "kernel" if fn.is_entry else "function"
+        symbols.append((name, 16 if extern else v.align, 0 if extern else v.size,
+                        "own" if fn.is_entry else fn.name, where))
+        if not extern:
+            size = align_up(size, v.align) + v.size
+            align = max(align, v.align)
+    for n in named:
+        v = module_vars.get(n)
+        if v is not None and n not in placements:
+            placements[n] = Placement("shared", reserved_shared, n)
+            if v.extern or v.size == 0:
+                symbols.append((n, max(v.align, EXTERN_SHARED_ALIGN), 0, "module", "extern"))
+    has_section = fn.is_entry and any(w == "kernel" for *_, w in symbols)
+    return (size if has_section else None), align, symbols
+
+
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
                   filename: str | None = None, reserved_shared: int = 0,
-                  handle_refs: list[str] | None = None, textures_before: int = 0) -> KernelLayout:
+                  handle_refs: list[str] | None = None, textures_before: int = 0,
+                  relocatable: bool = False) -> KernelLayout:
     """Where `fn`'s variables live. `reserved_shared`: bytes the driver reserves at the start
     of the shared window (`Target.reserved_shared_bytes`), which the variables follow and
     the section covers. `handle_refs`: the handle variables the kernel names
-    (`handle_references` before optimisation; default: those its code names now)."""
+    (`handle_references` before optimisation; default: those its code names now).
+    `relocatable`: the shared variables are the linker's (`relocatable_shared`)."""
     placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
     if handle_refs is None:
         handle_refs = handle_references(fn, mod.handles)
@@ -364,7 +416,10 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         if v.space not in ("shared", "local", "global", "const"):
             raise CompileError(f"kernel `{fn.name}`: .{v.space} variable `{v.name}` not supported yet",
                                filename)
-    size, align, externs = (reserved_shared if shared else 0), 4, []
+    size, align, externs, symbols = (reserved_shared if shared else 0), 4, [], []
+    if relocatable:
+        section, align, symbols = relocatable_shared(fn, module, reserved_shared, placements)
+        shared = []
     for v in shared:
         if v.extern or v.size == 0:
             externs.append(v)
@@ -386,8 +441,9 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
                                                                           abi.OUTGOING_AREA))
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)
-    section = size if (size or externs) else None
-    return KernelLayout(placements, section, align, frame, slots)
+    if not relocatable:
+        section = size if (size or externs) else None
+    return KernelLayout(placements, section, align, frame, slots, symbols)
 
 
 @dataclass
@@ -522,15 +578,17 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
                 if earlier[1] != at:
                     raise CompileError(f"function {fn.name}: .shared variable `{key[1]}` at different "
                                        f"offsets in kernels {earlier[0]} and {kernel.name} not supported yet")
-    # extern variables no kernel names: a symbol at 0 all the same (after the others)
+    # extern variables no kernel names: a symbol at the window's start all the same (after
+    # the others; sm_90+: past the reserved words)
     named = {name for w in out.windows.values() for name, *_, where in w.symbols if where == "extern"}
-    unnamed = [(v.name, 0, 0, "module", "extern") for v in module.variables
+    unnamed = [(v.name, reserved_shared, 0, "module", "extern") for v in module.variables
                if v.space == "shared" and (v.extern or v.size == 0) and v.name not in named]
     if unnamed and kernels:
         out.windows[kernels[0].name].symbols.extend(unnamed)
     any_extern = bool(named or unnamed)
     if region_vars or any_extern:
-        out.region = (region_end if region_vars else 0,
+        # (sm_90+: the region starts after the reserved words, and holds them at least)
+        out.region = (region_end if region_vars else reserved_shared,
                       max(region_align if region_vars else 1, EXTERN_SHARED_ALIGN if any_extern else 1))
     out.reads = {fn: {name: at for name, (_, at) in names.items()} for fn, names in reads.items()}
     return out

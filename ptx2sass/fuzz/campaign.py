@@ -37,7 +37,7 @@ class Options:
 
 def make_program(seed: int, options: Options) -> Program:
     feats = set(options.features) if options.features else None
-    return generate(seed, feats, options.size, frozenset(options.exclude))
+    return generate(seed, feats, options.size, frozenset(options.exclude), options.arch)
 
 
 _LINE = re.compile(r"line (\d+)")

@@ -652,6 +652,9 @@ def _policy(g, reg: str) -> tuple[str, str]:
         return f"createpolicy.fractional.L2::evict_last.b64 {reg}, 1.0;", \
             "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
     f = _draw_form(g, "policy")
+    if f is None:       # (none on the target)
+        return f"createpolicy.fractional.L2::evict_last.b64 {reg}, 1.0;", \
+            "createpolicy.fractional.L2::evict_last.b64 %d8, 1.0;\n"
     if ".range" in f.modifiers:             # [base], primary size <= total size
         args = ("[$inb]", "4096", str(g.rng.choice((4096, 8192, 65536))))
         canon = ("[%ad]",) + args[1:]
@@ -680,13 +683,26 @@ SWEEP_EXTRA = {"wmma": 2, "mma": -1}
 
 def sweep_pick(g, family: str, forms: list, share: float = SWEEP_SHARE):
     """The next form of `family` for this program: its sweep position (share of draws),
-    else a uniform choice."""
+    else a uniform choice; one the program's target lacks (`on_target`) is drawn again
+    among those it has (None: none), so the sm_89 lists and draws stay as they were."""
     if g.rng.random() < share:
         n = g.isa_draws.get(family, 0)
         g.isa_draws[family] = n + 1
         start = (g.seed % SWEEP_SEEDS) * len(forms) // SWEEP_SEEDS
-        return forms[(start + n) % len(forms)]
-    return g.rng.choice(forms)
+        form = forms[(start + n) % len(forms)]
+    else:
+        form = g.rng.choice(forms)
+    if on_target(g, form):
+        return form
+    kept = [f for f in forms if on_target(g, f)]
+    return g.rng.choice(kept) if kept else None
+
+
+def on_target(g, form) -> bool:
+    """Whether an inventory form exists on the program's `.target` (`Generator.sm`; the
+    lists are sm_89's): the inventory's minimum target decides."""
+    sm = getattr(g, "sm", 89)
+    return sm >= 89 or form.valid_on(sm, (8, 5))
 
 
 def sweep_quota(family: str, length: int) -> int:
@@ -743,6 +759,8 @@ def op_isa(g, ctx, family: str | None = None, sweep: bool = False):
         b = Builder(g, ctx)
         maker = {"alu": _isa_alu, "mem": _isa_memory, "atom": _isa_atomic, "mma": _isa_mma}[family]
         form = sweep_pick(g, family, fam[family], 1.0 if sweep else SWEEP_SHARE)
+        if form is None:
+            continue
         f, made = maker(g, ctx, b, form)
         if f is None:
             continue
@@ -876,6 +894,8 @@ def op_wmma(g, ctx, sweep: bool = False):
     rng = g.rng
     for _attempt in range(4):
         mma = sweep_pick(g, "wmma", idx["mma"], 1.0 if sweep else SWEEP_SHARE)
+        if mma is None:
+            return None
         al, bl, shape, ta, tb, tc, td = _wmma_types(mma.spelling)
         la = idx["load"].get(("a", al, shape, ta))
         lb = idx["load"].get(("b", bl, shape, tb))

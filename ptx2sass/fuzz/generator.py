@@ -11,6 +11,7 @@ run under exact member masks, barriers only in uniform control flow.
 """
 from __future__ import annotations
 
+import functools
 import random
 import struct
 from dataclasses import dataclass, field
@@ -570,7 +571,11 @@ def _op_float(g, ctx, bits):
     if form in ("min", "max"):
         mods = ""
         if bits == 32:
-            mods = ftz + rng.choice(("", "", ".NaN", ".xorsign.abs"))
+            options = ("", "", ".NaN", ".xorsign.abs")
+            mods = g.redraw(rng.choice(options), options, lambda m: f"{form}{ftz}{m}.{t}")
+            if mods is None:        # (none on the target)
+                return None
+            mods = ftz + mods
         a = b.src(k, t)
         text = f"@@{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t, imm)};"
         if unspecified_nan(form, mods.split("."), t):
@@ -663,7 +668,11 @@ def op_f16(g, ctx):
         return b.build(f"fma.rn{mods}{relu}.{t} {d}, {b.src(k, t)}, {b.src(k, t)}, {b.src(k, t)};",
                        f"fma.rn{mods}{relu}.{t}")
     if form in ("min", "max"):
-        mods = ftz + rng.choice(("", ".NaN", ".xorsign.abs"))
+        options = ("", ".NaN", ".xorsign.abs")
+        mods = g.redraw(rng.choice(options), options, lambda m: f"{form}{ftz}{m}.{t}")
+        if mods is None:        # (sm_75: no half-precision min/max)
+            return None
+        mods = ftz + mods
         d = b.dst(k, t)
         a = b.src(k, t)
         text = f"@@{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};"
@@ -700,7 +709,10 @@ def op_bf16(g, ctx):
         d = b.dst(k, t)
         return b.build(f"fma.rn{relu}.{t} {d}, {b.src(k, t)}, {b.src(k, t)}, {b.src(k, t)};", f"fma.rn{relu}.{t}")
     if form in ("min", "max"):
-        mods = rng.choice(("", ".NaN", ".xorsign.abs"))
+        options = ("", ".NaN", ".xorsign.abs")
+        mods = g.redraw(rng.choice(options), options, lambda m: f"{form}{m}.{t}")
+        if mods is None:
+            return None
         d = b.dst(k, t)
         a = b.src(k, t)
         text = f"@@{form}{mods}.{t} {d}, {a}, {b.other_src(a, k, t)};"
@@ -756,6 +768,8 @@ def op_cvt_half(g, ctx, bf=False):
 
 def op_fp8(g, ctx):
     rng = g.rng
+    if not g.has("cvt.rn.satfinite.e4m3x2.f32"):     # (FP8 conversions: sm_89 on)
+        return None
     b = Builder(g, ctx)
     e = rng.choice(("e4m3", "e5m2"))
     form = rng.choice(("from_f32", "from_f16x2", "to_f16x2"))
@@ -1450,7 +1464,12 @@ def op_mma(g, ctx):
     rng = g.rng
     if ctx.func is not None or not (ctx.full and ctx.masked):
         return None
-    shape, dt, at, bt, ct, na, nb, nc, k = rng.choice(MMA_FORMS)
+    form = g.redraw(rng.choice(MMA_FORMS), MMA_FORMS,
+                    lambda f: f"mma.sync.aligned.{f[0]}.row.col.{f[1]}.{f[2]}.{f[3]}.{f[4]}"
+                    + (".xor.popc" if f[2] == "b1" else ""))
+    if form is None:
+        return None
+    shape, dt, at, bt, ct, na, nb, nc, k = form
     b = Builder(g, ctx)
     fv = {"f32": "f32", "f16": "f16x2", "f64": "f64", "s32": "s32"}
     av = {"f16": "f16x2", "bf16": "bf16x2", "tf32": "f32", "f64": "f64"}.get(at, "u32")
@@ -1563,10 +1582,38 @@ def _op_forms(g, ctx):
     return op_forms(g, ctx)
 
 
+def program_sm(arch: str | None) -> int:
+    """The SM of the `.target` a program for `arch` is compiled with: the generator's
+    (`program.TARGET`, sm_89) for that and newer archs, the arch's own below it
+    (`runner.ptx_for` lowers the `.target` there)."""
+    from ptx2sass.fuzz.program import TARGET
+    top = int(TARGET.split("_")[1])
+    if arch is None:
+        return top
+    from ptx2sass.encoder.arch import target
+    return min(target(arch).sm, top)
+
+
+@functools.cache
+def spelling_valid(spelling: str, sm: int) -> bool:
+    """Whether the PTX ISA inventory (issue 15) has `spelling` on sm_<sm> at the programs'
+    PTX version (True where the inventory is not installed)."""
+    try:
+        from ptx2sass.frontend import inventory
+    except ImportError:
+        return True
+    from ptx2sass.fuzz.program import PTX_VERSION
+    return inventory.spelling_valid(spelling, sm, tuple(int(x) for x in PTX_VERSION.split(".")))
+
+
 class Generator:
     def __init__(self, seed: int, features: set[str] | None = None, size: int | None = None,
-                 exclude: set[str] = frozenset()):
+                 exclude: set[str] = frozenset(), arch: str | None = None):
         self.seed = seed
+        # what the target has decides what is drawn (`has`, `forms.on_target`): a draw the
+        # target lacks is drawn again among what it has, so at sm_89 (the programs' `.target`)
+        # and newer every draw is as before and those archs' seeds keep their programs
+        self.sm = program_sm(arch)
         self.rng = random.Random(seed)
         rng = self.rng
         if features is None:
@@ -1588,6 +1635,20 @@ class Generator:
 
     def on(self, feature: str) -> bool:
         return feature in self.features
+
+    def has(self, spelling: str) -> bool:
+        """Whether the program's target has this instruction spelling (the inventory's
+        minimum target)."""
+        return self.sm >= 89 or spelling_valid(spelling, self.sm)
+
+    def redraw(self, drawn, options, spelling) -> object:
+        """`drawn` if `spelling(drawn)` is on the target, else a choice among the `options`
+        that are (None when none is): the draws stay those of sm_89 wherever nothing is
+        missing."""
+        if self.has(spelling(drawn)):
+            return drawn
+        kept = [o for o in options if self.has(spelling(o))]
+        return self.rng.choice(kept) if kept else None
 
     # registers -------------------------------------------------------------------------
     def pool(self) -> list[Reg]:
@@ -1816,5 +1877,7 @@ class Generator:
 
 
 def generate(seed: int, features: set[str] | None = None, size: int | None = None,
-             exclude: set[str] = frozenset()) -> Program:
-    return Generator(seed, features, size, exclude).program()
+             exclude: set[str] = frozenset(), arch: str | None = None) -> Program:
+    """`arch`: the GPU the program is for; statements its `.target` lacks are not drawn
+    (None: sm_89's, the programs' own `.target`)."""
+    return Generator(seed, features, size, exclude, arch).program()

@@ -110,8 +110,14 @@ def _draw(g) -> str:
     n = g.isa_draws.get("texture", 0)
     g.isa_draws["texture"] = n + 1
     if g.rng.random() < SWEEP_SHARE:
-        return fs[((g.seed % SWEEP_SEEDS) * len(fs) // SWEEP_SEEDS + n) % len(fs)]
-    return g.rng.choice(fs)
+        form = fs[((g.seed % SWEEP_SEEDS) * len(fs) // SWEEP_SEEDS + n) % len(fs)]
+    else:
+        form = g.rng.choice(fs)
+    has = getattr(g, "has", None)       # (one the program's target lacks: drawn again)
+    if has is None or has(form):
+        return form
+    kept = [f for f in fs if has(f)]
+    return g.rng.choice(kept) if kept else form
 
 
 def _use(g, name: str) -> str:

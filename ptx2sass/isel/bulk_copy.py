@@ -80,6 +80,8 @@ class BulkCopySelection:
             raise self.unsupported(f"address operand {addr!r}")
         base, offset = addr.base, addr.offset
         sym = self.syncs_symbol(base)
+        if sym is not None and self.placements[sym.name].symbol is not None:
+            raise self.unsupported("a bulk copy's `.shared` variable in relocatable output")
         if sym is not None:
             self.emit("S2UR", (), [RANK_UR, SpecialReg("SR_CgaCtaId")], guarded=False)
             self.emit("UMOV", (), [ur, self.imm32(self.placements[sym.name].value)], guarded=False)

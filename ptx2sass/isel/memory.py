@@ -175,6 +175,16 @@ class MemorySelection:
         addresses are cluster addresses, shared ones above the CTA's rank (`shared_rank`)."""
         if p.space == "local":
             return SP, p.value + offset
+        if p.space == "shared" and p.symbol is not None:
+            # relocatable output: the linker's place for the variable (`MOV R, (sym)`,
+            # R_CUDA_ABS32_32, as ptxas -c), past the reserved words (`p.value`)
+            base = VOp(self.mf.new_vreg())
+            self.emit("MOV", (), [base, Reloc("abs", p.symbol)], guarded=False)
+            if self.arch.cluster_shared_addresses:
+                ranked = VOp(self.mf.new_vreg())
+                self.emit("IADD3", (), [ranked, base, self.shared_rank(), RZ])
+                base = ranked
+            return base, p.value + offset
         if p.space == "shared" and self.arch.cluster_shared_addresses:
             return self.shared_rank(), p.value + offset
         return None, p.value + offset
@@ -200,7 +210,7 @@ class MemorySelection:
 
     def window_word(self, p, offset: int, into: VOp | None = None):
         """A 32-bit operand holding a window address (written into `into` when given)."""
-        if p.symbol is not None:
+        if p.symbol is not None and p.space == "const":
             # relocatable output: the variable's place in the bank is the linker's (ptxas -c:
             # `UMOV UR, (var)`, relocation 0x3b; the same relocation on a MOV here)
             base, off = VOp(self.mf.new_vreg()), offset
@@ -1508,6 +1518,8 @@ class MemorySelection:
             p = self.placements.get(base.name)
             if p is None or p.space != "shared":
                 raise self.unsupported(f"address operand {addr!r}")
+            if p.symbol is not None:        # (relocatable output)
+                return self.window_word(p, base.offset + offset)
             t = VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [t, self.shared_rank(), self.imm32(p.value + base.offset + offset), RZ])
             return t

@@ -1,0 +1,129 @@
+"""Structure sweeps against ptxas 13.5.37 (branch cli28), for the figures in docs/STATUS.md:
+
+    python -m tools.layout_sweeps debug sm_90 sm_100 sm_120
+        -g cubins of every tests/corpus/cuda module: sections, symbols and relocations equal
+        to ptxas's (tests/test_debug_reserved_shared.py's comparison)
+    python -m tools.layout_sweeps shared 200 240 sm_89 sm_90 sm_110 sm_120
+        -c cubins of generated modules with `.shared` variables (kernels, a `.visible .func`,
+        module, own and extern variables): tests/test_relocatable_shared.py's comparison
+    python -m tools.layout_sweeps fuzz sm_80 39000000 39000200
+        the fuzz generator's programs for an arch that ptxas refuses as a whole (no emulator)
+    python -m tools.layout_sweeps fuzzhash 39000000 39000200 sm_80,sm_89 > hashes.json
+        each seed's program, hashed, per arch (compare two branches' files)
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def debug(archs: list[str]) -> None:
+    import test_debug_reserved_shared as t
+    names = sorted(p.stem for p in (ROOT / "tests" / "corpus" / "cuda").glob("*.ptx"))
+    for arch in archs:
+        same = []
+        for n in names:
+            src = t._source(n, arch)
+            same.append(t._structure(t._ours(src, arch, ("-g",))) == t._structure(t._ptxas(src, arch, ("-g",))))
+            if not same[-1]:
+                print(arch, "differs:", n)
+        print(f"{arch}: {sum(same)}/{len(same)} equal")
+
+
+def shared_module(seed: int) -> str:
+    """A random module of `.shared` variables for -c (1-3 kernels, maybe a called `.func`)."""
+    r = random.Random(seed)
+    out = [".version 7.8\n.target sm_89\n.address_size 64\n"]
+    mod = []
+    for i in range(r.randint(0, 3)):
+        out.append(f".shared .align {r.choice((4, 8, 16))} .b32 m{i}[{r.choice((2, 8, 33))}];\n")
+        mod.append(f"m{i}")
+    if r.random() < 0.4:
+        out.append(".extern .shared .align 16 .b32 dyn[];\n")
+        mod.append("dyn")
+    if r.random() < 0.4:
+        out.append(".global .align 4 .u32 gv = 7;\n")
+    funcs = []
+    if r.random() < 0.5:
+        own = [f"fs{j}" for j in range(r.randint(0, 2))]
+        body = "".join(f"  .shared .align {r.choice((4, 8))} .b32 {v}[{r.choice((4, 16))}];\n" for v in own)
+        names = own + r.sample(mod, min(len(mod), r.randint(0, 2)))
+        uses = "".join(f"  mov.u32 %r2, {v}; st.shared.u32 [%r2+{4 * r.randint(0, 1)}], %r1;\n"
+                       for v in r.sample(names, len(names)))
+        out.append(".visible .func (.param .b32 r) f(.param .b32 a)\n{\n  .reg .b32 %r<4>;\n" + body
+                   + "  ld.param.b32 %r1, [a];\n" + uses + "  st.param.b32 [r], %r1;\n  ret;\n}\n")
+        funcs.append("f")
+    for k in range(r.randint(1, 3)):
+        own = [f"k{k}s{j}" for j in range(r.randint(0, 3))]
+        body = "".join(f"  .shared .align {r.choice((4, 8, 16))} .b32 {v}[{r.choice((1, 4, 16))}];\n" for v in own)
+        names = own[:r.randint(0, len(own))] + r.sample(mod, min(len(mod), r.randint(0, 3)))
+        uses = "".join(f"  mov.u32 %r2, {v}; st.shared.u32 [%r2+{4 * r.randint(0, 1)}], %r1;\n"
+                       for v in r.sample(names, len(names)))
+        call = ("  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a);"
+                " ld.param.b32 %r1, [rr]; }\n" if funcs and r.random() < 0.6 else "")
+        out.append(f".visible .entry k{k}(.param .u64 p)\n{{\n  .reg .b32 %r<4>; .reg .b64 %rd<2>;\n" + body
+                   + "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %tid.x;\n" + uses + call
+                   + "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n")
+    return "".join(out)
+
+
+def shared(first: int, last: int, archs: list[str]) -> None:
+    from test_relocatable import _ours_c, _ptxas_c
+    from test_relocatable_shared import _compared
+    for arch in archs:
+        same = 0
+        for seed in range(first, last):
+            src = shared_module(seed)
+            a, b = _compared(_ours_c(src, arch), arch), _compared(_ptxas_c(src, arch), arch)
+            same += a == b
+            if a != b:
+                print(arch, seed, "differs:", [k for k in a if a[k] != b[k]])
+        print(f"{arch}: {same}/{last - first} equal")
+
+
+def fuzz(arch: str, first: int, last: int) -> None:
+    from ptx2sass import oracle
+    from ptx2sass.fuzz.campaign import Options, make_program
+    from ptx2sass.fuzz.inputs import case_from_program
+    from ptx2sass.fuzz.runner import ptx_for
+    bad, msgs = 0, collections.Counter()
+    for seed in range(first, last):
+        case = case_from_program(make_program(seed, Options(arch=arch)))
+        case.arch = arch
+        r = oracle.ptxas(ptx_for(case), arch, () if case.fmad else ("--fmad=false",), name="fuzz.ptx")
+        if not r.ok:
+            bad += 1
+            for e in {re.sub(r"line \d+", "line N", ln) for ln in r.stderr.splitlines() if "error" in ln}:
+                msgs[e[:150]] += 1
+    print(f"{arch} seeds {first}:{last}: refused as a whole {bad}/{last - first}")
+    for m, n in msgs.most_common(20):
+        print(n, m)
+
+
+def fuzzhash(first: int, last: int, archs: str) -> None:
+    from ptx2sass.fuzz.campaign import Options, make_program
+    from ptx2sass.fuzz.inputs import case_from_program
+    json.dump({arch: [hashlib.sha256(case_from_program(make_program(s, Options(arch=arch))).text.encode())
+                      .hexdigest()[:16] for s in range(first, last)] for arch in archs.split(",")}, sys.stdout)
+
+
+if __name__ == "__main__":
+    what, args = sys.argv[1], sys.argv[2:]
+    if what == "debug":
+        debug(args)
+    elif what == "shared":
+        shared(int(args[0]), int(args[1]), args[2:])
+    elif what == "fuzz":
+        fuzz(args[0], int(args[1]), int(args[2]))
+    elif what == "fuzzhash":
+        fuzzhash(int(args[0]), int(args[1]), args[2])
+    else:
+        raise SystemExit(__doc__)
