@@ -755,23 +755,16 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             continue
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
-        allowed = PRESSURE_LIMIT
-        # the orders may keep as many predicates live as the source order does: a fully
-        # unrolled conv2d (tinygrad conv2d_f32_pad_stride, 3 trips) keeps 8 load guards live
-        # through its block, so at PREDICATE_LIMIT every `rem`'s compare waited, the addresses
-        # and loads behind them with it, and every order needed 118-124 registers: the source
-        # order was kept, one load at a time (SM model 7113 cycles; ptxas 4104)
         count = _live_count(units_out[bi], width, r_units)
         before = _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
-        p_limit = max(PREDICATE_LIMIT, p_before)
 
-        def ordered(cap=None):
-            """The latency order (capped at `cap` registers). Where the block needs more
-            predicates than PREDICATE_LIMIT, an order that went past p_limit (only compares
-            were ready, the guards they lead to waiting for them) is made again with the
-            limit lowered by the excess."""
+        def ordered(p_limit, cap=None):
+            """The latency order (capped at `cap` registers) keeping at most `p_limit`
+            predicates live where it can. Above PREDICATE_LIMIT, an order that went past it
+            (only compares were ready, the guards they lead to waiting for them) is made
+            again with the limit lowered by the excess."""
             def once(p_cap):
                 return _reorder_block(b.instrs, live_before,
                                       lambda region, after, before: _schedule_region(
@@ -784,41 +777,64 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     got = once(max(1, p_limit - over))
             return got
 
-        out = ordered()
-        after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
-        if min(before, after) > high:
-            low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
-                                              PRESSURE_LIMIT, lat, r_units, count)
-            if low_pressure > high:
-                # the block needs many registers whatever the order: use the room up to
-                # the budget for latency rather than stop at the usual limit
-                roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
-                                                      width, low_pressure, lat, r_units, count)
-                if roomy_pressure <= budget:
-                    low, low_pressure = roomy, roomy_pressure
-            if low_pressure < min(before, after):
-                out, after = low, low_pressure
-        elif after > max(before, PRESSURE_LIMIT):
-            # the latency order needs too many registers (a fully unrolled dot product loads
-            # every operand first) while the source order waits for each load in turn: the
-            # latency order capped at the window keeps as many loads in flight as it allows
-            base = _in_order_cycles(b.instrs, vfile, lat)
-            tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
-            best_far = None
-            for cap in tries:
-                capped = ordered(cap)
-                capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
-                if (capped_pressure <= max(before, cap + CAP_MARGIN)
-                        and _in_order_cycles(capped, vfile, lat) < base):
-                    far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
-                    if best_far is None or far < best_far:
-                        best_far = far
-                        out, after = capped, capped_pressure
-                        allowed = cap + CAP_MARGIN
-        if out == b.instrs:
-            continue
-        p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
-        if after <= max(before, allowed) and p_after <= p_limit:
+        def select(p_limit):
+            """The block's new order at `p_limit` predicates, or None to keep it."""
+            allowed = PRESSURE_LIMIT
+            out = ordered(p_limit)
+            after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
+            if min(before, after) > high:
+                low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
+                                                  PRESSURE_LIMIT, lat, r_units, count)
+                if low_pressure > high:
+                    # the block needs many registers whatever the order: use the room up to
+                    # the budget for latency rather than stop at the usual limit
+                    roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
+                                                          width, low_pressure, lat, r_units, count)
+                    if roomy_pressure <= budget:
+                        low, low_pressure = roomy, roomy_pressure
+                if low_pressure < min(before, after):
+                    out, after = low, low_pressure
+            elif after > max(before, PRESSURE_LIMIT):
+                # the latency order needs too many registers (a fully unrolled dot product loads
+                # every operand first) while the source order waits for each load in turn: the
+                # latency order capped at the window keeps as many loads in flight as it allows
+                base = _in_order_cycles(b.instrs, vfile, lat)
+                tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
+                best_far = None
+                for cap in tries:
+                    capped = ordered(p_limit, cap)
+                    capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
+                    if (capped_pressure <= max(before, cap + CAP_MARGIN)
+                            and _in_order_cycles(capped, vfile, lat) < base):
+                        far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
+                        if best_far is None or far < best_far:
+                            best_far = far
+                            out, after = capped, capped_pressure
+                            allowed = cap + CAP_MARGIN
+            if out == b.instrs:
+                return None
+            p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
+            if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
+                return out
+            return None
+
+        out = select(PREDICATE_LIMIT)
+        if p_before > PREDICATE_LIMIT:
+            # the source order itself needs more predicates than PREDICATE_LIMIT: the orders
+            # may keep as many as it does, and the one an in-order estimate with far loads
+            # finds faster goes. A fully unrolled conv2d (tinygrad conv2d_f32_pad_stride, 3
+            # trips) keeps 8 load guards live through its block; at PREDICATE_LIMIT every
+            # `rem`'s compare waited, the addresses and loads behind it too, every order
+            # needed 118-124 registers and the source order was kept, one load at a time (SM
+            # model 7113 cycles; ptxas 4104; at the source order's 9: 4451). Taken whenever
+            # it fits, the wider order lost 1-5% on bf16/fp8 elementwise kernels (add_bfloat16
+            # 1539 -> 1564) while sqrt_float16_software gained (3242 -> 2321): the estimate
+            # picks each of those.
+            wide = select(p_before)
+            if wide is not None and (out is None or _in_order_cycles(wide, vfile, lat, FAR_LOAD)
+                                     < _in_order_cycles(out, vfile, lat, FAR_LOAD)):
+                out = wide
+        if out is not None:
             b.instrs = out
             changed += 1
     return changed
