@@ -13,8 +13,9 @@ pre-scheduler keeps many loads in flight. Two kinds of loop lost by it:
   (tinygrad conv2d_f32_pad_stride: 8 border guards, a `rem` per address). The orders kept at
   most PREDICATE_LIMIT (6) predicates live, fewer than the guards alone, so every `rem`'s
   compare waited, the addresses and loads behind it too, every order overran its register
-  limit and the source order was kept, one load at a time (SM 7113 cycles, ptxas 4104). The
-  orders may now keep as many predicates as the source order needs.
+  limit and the source order was kept, one load at a time (SM 7113 cycles, ptxas 4104). Where
+  the source order needs more than PREDICATE_LIMIT, orders keeping as many as it does are now
+  made too, and the faster by the far-load estimate goes.
 
 Expected values: ptxas's instruction counts, its cubin's outputs and its SM-model time."""
 from __future__ import annotations
