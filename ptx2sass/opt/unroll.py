@@ -15,7 +15,8 @@ A loop qualifies when it is innermost and simple: a header H ending in a conditi
 a body block B that branches straight back (or H branching to itself), entered from one
 preheader; its trip count is found by evaluating H's induction arithmetic from the phis'
 constant initial values (integer add/sub/mul/mad/shl/and/or/xor/shr, setp), at most
-MAX_TRIPS times and FULL_INSTRUCTIONS instructions in all. The copies are straight-line code in
+MAX_TRIPS times and FULL_INSTRUCTIONS instructions in all (MAX_INSTRUCTIONS where a trip is
+longer than FULL_TRIP_INSTRUCTIONS, as ptxas keeps such loops). The copies are straight-line code in
 H: per iteration the phis become movs of the previous copy's values (constants then propagate),
 the branches go, and uses after the loop take the last copy's values.
 """
