@@ -343,6 +343,11 @@ def main(argv=None) -> int:
     ap.add_argument("--exclude-limit", type=int, default=None, metavar="M",
                     help="leave out the kernels a --limit M run measures (a held-out set: "
                          "--limit 120 --exclude-limit 40 --worst 0 is tinygrad's 80 beyond the tuned 40)")
+    ap.add_argument("--hash-split", default=None, metavar="SALT:N:K",
+                    help="only kernels whose sha256(SALT:name)[0] %% N == K (a fixed split, e.g. a fresh "
+                         "held-out set: --limit 0 --exclude-limit 120 --hash-split q28:6:0)")
+    ap.add_argument("--exclude-names", default=None, metavar="REGEX",
+                    help="leave out kernels whose name matches (kernels already looked at)")
     ap.add_argument("--held-back", action="store_true",
                     help="only the held-back quarter of each corpus (never tuned on)")
     ap.add_argument("--ours-option", action="append", default=[], metavar="NAME=VALUE",
@@ -368,6 +373,12 @@ def main(argv=None) -> int:
         if args.exclude_limit:
             excluded = {id(e) for e in spread(entries, args.exclude_limit)}
             chosen = [e for e in chosen if id(e) not in excluded]
+        if args.hash_split:
+            salt, n, k = args.hash_split.rsplit(":", 2)
+            chosen = [e for e in chosen if hashlib.sha256(f"{salt}:{corpus.describe(e)[0]}".encode())
+                      .digest()[0] % int(n) == int(k)]
+        if args.exclude_names:
+            chosen = [e for e in chosen if not re.search(args.exclude_names, corpus.describe(e)[0])]
         for entry in chosen:
             m = measure(corpus, entry, args.arch)
             label, _, _, filename = corpus.describe(entry)

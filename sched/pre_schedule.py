@@ -287,7 +287,8 @@ def _heights(region: list[MInstr], succs) -> list[int]:
 def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
-                     register_limit: int | None = None, p_ids: set[int] | None = None) -> list[MInstr]:
+                     register_limit: int | None = None, p_ids: set[int] | None = None,
+                     predicate_limit: int = PREDICATE_LIMIT) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -297,7 +298,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids)
+                                          register_limit, p_ids, predicate_limit)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
@@ -305,7 +306,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids):
+                                          register_limit, p_ids, predicate_limit):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -321,11 +322,14 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                tied: dict[int, set[int]] | None = None,
                                width: dict[int, int] | None = None,
                                register_limit: int | None = None,
-                               p_ids: set[int] | None = None) -> list[MInstr]:
+                               p_ids: set[int] | None = None,
+                               predicate_limit: int = PREDICATE_LIMIT) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
     load waits for the FMA that consumes an earlier load), as long as one is on its way.
-    `p_ids`, where given: the predicate vregs (`vfile`'s "P" entries)."""
+    `p_ids`, where given: the predicate vregs (`vfile`'s "P" entries). `predicate_limit`:
+    the predicates that may be live at once (PREDICATE_LIMIT, or what the block's source
+    order already needs, `pre_schedule`)."""
     n = len(region)
     if n < 3:
         return region
@@ -390,12 +394,12 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         return born - dying
 
     def fits(j: int) -> bool:
-        if len(live_p) >= PREDICATE_LIMIT and _adds_predicates(j) > 0:
+        if len(live_p) >= predicate_limit and _adds_predicates(j) > 0:
             return False
         return not (capped and r_cur[0] >= register_limit and _adds_registers(j) > 0)
 
     def choose(ready, waiting, pop):
-        if len(live_p) >= PREDICATE_LIMIT or (capped and r_cur[0] >= register_limit):
+        if len(live_p) >= predicate_limit or (capped and r_cur[0] >= register_limit):
             # the first ready instruction in priority order that adds no predicate (nor
             # register, when capped); the heap is popped only as far as that one (a scan of
             # all of it at every step made long blocks quadratic)
@@ -431,7 +435,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                        and (rreaders.get(v, 0) > 0 or v in live_after))
             shared = sum(width[v] / rreaders[v] for v in set(rreads[j])
                          if v in live_r and v not in live_after and rreaders.get(v, 0) > 0)
-            full = len(live_p) >= PREDICATE_LIMIT and _adds_predicates(j) > 0
+            full = len(live_p) >= predicate_limit and _adds_predicates(j) > 0
             return (full, born - shared, item)
         best = min(ready, key=key)
         ready.remove(best)
@@ -760,55 +764,90 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             continue
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
-        allowed = PRESSURE_LIMIT
-        out = _reorder_block(b.instrs, live_before,
-                             lambda region, after, before: _schedule_region(region, vfile, lat, after, before,
-                                                                            tied, p_ids=p_ids))
         count = _live_count(units_out[bi], width, r_units)
         before = _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
-        after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
-        if min(before, after) > high:
-            low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
-                                              PRESSURE_LIMIT, lat, r_units, count)
-            if low_pressure > high:
-                # the block needs many registers whatever the order: use the room up to
-                # the budget for latency rather than stop at the usual limit
-                roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
-                                                      width, low_pressure, lat, r_units, count)
-                if roomy_pressure <= budget:
-                    low, low_pressure = roomy, roomy_pressure
-            if low_pressure < min(before, after):
-                out, after = low, low_pressure
-        elif after > max(before, PRESSURE_LIMIT):
-            # the latency order needs too many registers (a fully unrolled dot product loads
-            # every operand first) while the source order waits for each load in turn: the
-            # latency order capped at the window keeps as many loads in flight as it allows
-            base = _in_order_cycles(b.instrs, vfile, lat)
-            tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
-            best_far = None
-            for cap in tries:
-                capped = _reorder_block(b.instrs, live_before,
-                                        lambda region, after, before: _schedule_region(
-                                            region, vfile, lat, after, before, tied, width, cap, p_ids))
-                capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
-                if (capped_pressure <= max(before, cap + CAP_MARGIN)
-                        and _in_order_cycles(capped, vfile, lat) < base):
-                    far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
-                    if best_far is None or far < best_far:
-                        best_far = far
-                        out, after = capped, capped_pressure
-                        allowed = cap + CAP_MARGIN
-        if out == b.instrs:
-            if _sink_uniform_copies(b.instrs, live_out[bi], vfile):
-                changed += 1
-            continue
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
-        p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
-        if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
+
+        def ordered(p_limit, cap=None):
+            """The latency order (capped at `cap` registers) keeping at most `p_limit`
+            predicates live where it can. Above PREDICATE_LIMIT, an order that went past it
+            (only compares were ready, the guards they lead to waiting for them) is made
+            again with the limit lowered by the excess."""
+            def once(p_cap):
+                return _reorder_block(b.instrs, live_before,
+                                      lambda region, after, before: _schedule_region(
+                                          region, vfile, lat, after, before, tied,
+                                          width if cap is not None else None, cap, p_ids, p_cap))
+            got = once(p_limit)
+            if p_limit > PREDICATE_LIMIT and got != b.instrs:
+                over = _pressure(got, units_out[bi], preds, fresh, live_count=p_count) - p_limit
+                if over > 0:
+                    got = once(max(1, p_limit - over))
+            return got
+
+        def select(p_limit):
+            """The block's new order at `p_limit` predicates, or None to keep it."""
+            allowed = PRESSURE_LIMIT
+            out = ordered(p_limit)
+            after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
+            if min(before, after) > high:
+                low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
+                                                  PRESSURE_LIMIT, lat, r_units, count)
+                if low_pressure > high:
+                    # the block needs many registers whatever the order: use the room up to
+                    # the budget for latency rather than stop at the usual limit
+                    roomy, roomy_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
+                                                          width, low_pressure, lat, r_units, count)
+                    if roomy_pressure <= budget:
+                        low, low_pressure = roomy, roomy_pressure
+                if low_pressure < min(before, after):
+                    out, after = low, low_pressure
+            elif after > max(before, PRESSURE_LIMIT):
+                # the latency order needs too many registers (a fully unrolled dot product loads
+                # every operand first) while the source order waits for each load in turn: the
+                # latency order capped at the window keeps as many loads in flight as it allows
+                base = _in_order_cycles(b.instrs, vfile, lat)
+                tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
+                best_far = None
+                for cap in tries:
+                    capped = ordered(p_limit, cap)
+                    capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
+                    if (capped_pressure <= max(before, cap + CAP_MARGIN)
+                            and _in_order_cycles(capped, vfile, lat) < base):
+                        far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
+                        if best_far is None or far < best_far:
+                            best_far = far
+                            out, after = capped, capped_pressure
+                            allowed = cap + CAP_MARGIN
+            if out == b.instrs:
+                return None
+            p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
+            if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):
+                return out
+            return None
+
+        out = select(PREDICATE_LIMIT)
+        if p_before > PREDICATE_LIMIT:
+            # the source order itself needs more predicates than PREDICATE_LIMIT: the orders
+            # may keep as many as it does, and the one an in-order estimate with far loads
+            # finds faster goes. A fully unrolled conv2d (tinygrad conv2d_f32_pad_stride, 3
+            # trips) keeps 8 load guards live through its block; at PREDICATE_LIMIT every
+            # `rem`'s compare waited, the addresses and loads behind it too, every order
+            # needed 118-124 registers and the source order was kept, one load at a time (SM
+            # model 7113 cycles; ptxas 4104; at the source order's 9: 4451). Taken whenever
+            # it fits, the wider order lost 1-5% on bf16/fp8 elementwise kernels (add_bfloat16
+            # 1539 -> 1564) while sqrt_float16_software gained (3242 -> 2321): the estimate
+            # picks each of those.
+            wide = select(p_before)
+            if wide is not None and (out is None or _in_order_cycles(wide, vfile, lat, FAR_LOAD)
+                                     < _in_order_cycles(out, vfile, lat, FAR_LOAD)):
+                out = wide
+        if out is not None:
             b.instrs = out
             changed += 1
-        _sink_uniform_copies(b.instrs, live_out[bi], vfile)
+        if _sink_uniform_copies(b.instrs, live_out[bi], vfile) and out is None:
+            changed += 1
     return changed
 
 

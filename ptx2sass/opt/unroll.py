@@ -15,7 +15,8 @@ A loop qualifies when it is innermost and simple: a header H ending in a conditi
 a body block B that branches straight back (or H branching to itself), entered from one
 preheader; its trip count is found by evaluating H's induction arithmetic from the phis'
 constant initial values (integer add/sub/mul/mad/shl/and/or/xor/shr, setp), at most
-MAX_TRIPS times and FULL_INSTRUCTIONS instructions in all. The copies are straight-line code in
+MAX_TRIPS times and FULL_INSTRUCTIONS instructions in all (MAX_INSTRUCTIONS where a trip is
+longer than FULL_TRIP_INSTRUCTIONS, as ptxas keeps such loops). The copies are straight-line code in
 H: per iteration the phis become movs of the previous copy's values (constants then propagate),
 the branches go, and uses after the loop take the last copy's values.
 """
@@ -45,10 +46,18 @@ MAX_SIMULATED = 1 << 12      # trip counts found by evaluation up to this
 # load-heavy body outgrow the pre-allocation scheduler's 64 live registers and its loads go
 # back to one at a time: tinygrad matvec with 16 copies, 4.6x ptxas's SM cycles)
 MAX_INSTRUCTIONS = 400
-# instructions of a fully unrolled loop: straight-line code the pre-scheduler keeps loads of
-# in flight up to its LOAD_WINDOW (cnn_forward's 25 trips, 534 SASS instructions: SM model
-# 3877 cycles as 5 copies per exit test, 2855 fully; ptxas 3388 with 893 instructions)
+# instructions of a fully unrolled loop of short trips: straight-line code the pre-scheduler
+# keeps loads of in flight up to its LOAD_WINDOW (cnn_forward's 25 trips, 534 SASS
+# instructions: SM model 3877 cycles as 5 copies per exit test, 2855 fully; ptxas 3388 with
+# 893 instructions). A loop of longer trips unrolls fully only within MAX_INSTRUCTIONS, as
+# ptxas 13.5 does: a barrier loop (`bar.sync`, shared load, hash rounds, shared store) of
+# 73 PTX instructions a trip (76 here) it unrolls fully at 8 trips, of 77 (80) it keeps at 8,
+# 16 and 64 trips; of 33 at 32 trips and 17 at 64 it unrolls fully; longer trips only up to
+# 388-485 PTX instructions in all (97 x 4 unrolled, 97 x 5 not, 169 x 2 unrolled, 169 x 3
+# not). CUB's block radix sort (8 passes of 122) unrolled fully went 167 -> 922 instructions
+# (ptxas 160, a loop). Measured with tests/test_unroll_fits_schedule.py's `_barrier_loop`.
 FULL_INSTRUCTIONS = 1000
+FULL_TRIP_INSTRUCTIONS = 76
 # registers the copies' loads may hold at once: the same limit for loads of 64-bit values
 # (32 copies of a 64-bit sum on sm_90: 3.5x ptxas's SM cycles, 16: below 8's)
 MAX_LOADED_WORDS = 48
@@ -199,7 +208,8 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
             return False
         return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
-    if size > FULL_INSTRUCTIONS:
+    trip = len(h.instrs) - 1 + len(h.phis) + len(body_instrs)
+    if size > (FULL_INSTRUCTIONS if trip <= FULL_TRIP_INSTRUCTIONS else MAX_INSTRUCTIONS):
         # too long to unroll fully: copies per exit test instead, as for longer loops
         return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
