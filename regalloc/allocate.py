@@ -112,7 +112,8 @@ def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
     below whose own parts never meet (same width, no part i of one live where part i of the
     other is written): only the IMPLICIT_DEF keeps them apart (`regalloc.coalesce`)."""
     fresh = fresh_writes(mf)
-    live_out = unit_liveness(mf, fresh)
+    found: dict[int, list] = {}          # block index -> unit_use_def of its instructions, last first
+    live_out = unit_liveness(mf, fresh, found)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
     parts: dict[tuple[int, int], int] = {}
@@ -135,8 +136,7 @@ def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
     live_at_start: dict[int, set[int]] = {}     # vreg -> vregs live at its IMPLICIT_DEF
     for i, b in enumerate(mf.blocks):
         live = live_out.pop(i)      # this call's own sets: each freed once its block is done
-        for ins in reversed(b.instrs):
-            uses, kills, dunits = unit_use_def(ins, fresh)
+        for ins, (uses, kills, dunits) in zip(reversed(b.instrs), found.pop(i)):
             if ins.opcode == IMPLICIT_DEF:
                 # writes nothing: only the parts read before any write need a register
                 dunits = [u for u in dunits if u in live]
