@@ -72,3 +72,19 @@ def test_same_cubin_in_fresh_processes(tmp_path):
     differ = sorted(k for k in first if first[k] != second.get(k))
     assert not differ, differ
 
+
+
+def test_tied_post_dominators_taken_in_block_order():
+    """`loop_yield._nearest`: blocks from which no path returns keep every block as their
+    post-dominators, so several tie; the pick was the set's first by address (cub_device.sm_86
+    -g gave b0f59566 or f64f983e from the same input in fresh processes, with a YIELD in
+    another loop). Now the first in block order, whatever order the set holds them in."""
+    from ptx2sass.loop_yield import _nearest
+    every = {10, 20, 30, 40}
+    position = {40: 0, 10: 1, 30: 2, 20: 3}
+    for members in ([10, 20, 30, 40], [40, 30, 20, 10], [30, 10, 40, 20]):
+        pdom = {b: set(every) for b in members}           # all tied: no way out
+        pdom[40] = set(members)
+        assert _nearest(pdom, 40, position) == 10          # 40 itself excluded; 10 is first after it
+    chain = {1: {1, 2, 3}, 2: {2, 3}, 3: {3}}
+    assert _nearest(chain, 1, {1: 0, 2: 1, 3: 2}) == 2     # the ordinary case: the nearest
