@@ -572,6 +572,8 @@ _CANDIDATES: dict[tuple, list[tuple]] = {}
 _READS_BACK: set[tuple] = set()
 # (form, tokens, operand shapes) -> the group values that spell them (see _match_layout)
 _GROUP_VALUES: dict[tuple, list[int] | None] = {}
+# the same keys -> (the form, kept alive; the word with the groups' bits put)
+_GROUP_WORDS: dict[tuple, tuple] = {}
 
 
 _SHARED_FIELDS: dict[int, bool] = {}
@@ -648,7 +650,7 @@ def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]
     # each operand's text parsed once; shapes compare without a constant's gap (`ungapped`)
-    parsed_ops = {o: _ungapped_shape(operand_shape(o)) for o in ops}
+    parsed_ops = {o: _shape_of(o) for o in ops}
     key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
     candidates = _CANDIDATES.get(key)
     if candidates is None:
@@ -715,8 +717,7 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
         if o is None:
             parsed.append((form.slots[k]["hidden_shape"], form.slots[k]["default"]))
         else:
-            parsed.append(parsed_ops[o] if parsed_ops and o in parsed_ops
-                          else _ungapped_shape(operand_shape(o)))
+            parsed.append(parsed_ops[o] if parsed_ops and o in parsed_ops else _shape_of(o))
     key = (id(form), tuple(view.tokens), tuple(p[0] for p in parsed))
     if key in _GROUP_VALUES:
         values = _GROUP_VALUES[key]
@@ -725,9 +726,14 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
         _GROUP_VALUES[key] = values
     if values is None or -1 in values:
         raise EncodeError(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
-    word = form.base & ~form.field_mask & ~CONTROL_MASK
-    for g, v in zip(form.groups, values):
-        word = put_bits(word, g["bits"], v)
+    known = _GROUP_WORDS.get(key)
+    if known is not None and known[0] is form:
+        word = known[1]
+    else:                   # the groups' bits depend on the form and the key alone: put once
+        word = form.base & ~form.field_mask & ~CONTROL_MASK
+        for g, v in zip(form.groups, values):
+            word = put_bits(word, g["bits"], v)
+        _GROUP_WORDS[key] = (form, word)
     for k, slot in enumerate(form.slots):
         for f, n in zip(slot["fields"], parsed[k][1]):
             if "float" in f:
@@ -744,8 +750,20 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
     return word
 
 
-def _ungapped_shape(parsed: tuple[str, list]) -> tuple[str, list]:
-    return ungapped(parsed[0]), parsed[1]
+_SHAPES: dict[str, tuple[str, tuple]] = {}     # operand text -> (ungapped shape, its numbers)
+
+
+def _shape_of(op: str) -> tuple[str, tuple]:
+    """`operand_shape(op)` without a constant's gap (`ungapped`), kept by text (the numbers as a tuple: shared
+    by every instruction naming the operand): `R4`, `c[0x0][0x160]` recur across
+    instructions whose texts differ, and the regular expressions cost ~10 us an operand."""
+    known = _SHAPES.get(op)
+    if known is None:
+        if len(_SHAPES) >= _WORDS_KEPT:
+            _SHAPES.clear()
+        shape, nums = operand_shape(op)
+        known = _SHAPES[op] = (ungapped(shape), tuple(nums))
+    return known
 
 
 def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | None:
@@ -988,7 +1006,13 @@ def _with_nan_payloads(ops: tuple, word: int, arch: str) -> tuple:
 def _descriptor_bits(word: int, arch: str) -> list[int] | None:
     """The bits of `word` that hold its hidden memory-descriptor register, if its form has
     them (they must be neither form-identifying nor operand/modifier bits)."""
-    form = find_form(table_for(arch), word, arch)
+    hidden = HIDDEN_DESCRIPTOR_BITS.get(family_of(arch))
+    if not hidden:
+        return None
+    table = table_for(arch)
+    if not any(word & mask in values for mask, values in _hiding_forms(table, arch, hidden)):
+        return None         # find_form can only find a form whose opcode hides nothing
+    form = find_form(table, word, arch)
     if form is None:
         return None
     bits = HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}).get(form.opcode)
@@ -996,6 +1020,24 @@ def _descriptor_bits(word: int, arch: str) -> list[int] | None:
     if bits is None or any(used >> b & 1 for b in bits):
         return None
     return list(bits)
+
+
+_HIDING: dict[tuple[int, str], tuple] = {}   # (id(table), arch) -> (table, ((mask, value), ...))
+
+
+def _hiding_forms(table, arch: str, hidden: dict) -> tuple[tuple[int, frozenset], ...]:
+    """(mask, the values under it) of the forms `find_form` may answer on `arch` whose
+    opcode hides a descriptor: a word none of them matches has no hidden descriptor
+    (find_form costs ~100 us a word; most words are not memory instructions)."""
+    known = _HIDING.get((id(table), arch))
+    if known is None or known[0] is not table:
+        by_mask: dict[int, set[int]] = {}
+        for op in sorted(hidden):
+            for f in table.forms_of(op, arch):
+                by_mask.setdefault(f.mask, set()).add(f.value)
+        known = _HIDING[(id(table), arch)] = (table, tuple(
+            (mask, frozenset(values)) for mask, values in sorted(by_mask.items())))
+    return known[1]
 
 
 def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:

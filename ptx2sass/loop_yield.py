@@ -153,6 +153,7 @@ def _divergent_regions(fn: ir.Function, idom) -> dict[int, set[int]]:
     gone = _bare_exits(blocks, ("ret", "exit") if fn.is_entry else ("exit",))   # a function's ret: back to the caller
     succs = {id(b): [s for s in b.succs if s in idom and id(s) not in gone] for b in blocks}
     pdom = _post_dominators(blocks, succs)
+    position = {id(b): k for k, b in enumerate(blocks)}
     regions: dict[int, set[int]] = {}
     for b in blocks:
         term = b.instrs[-1] if b.instrs and b.instrs[-1].is_terminator else None
@@ -161,7 +162,7 @@ def _divergent_regions(fn: ir.Function, idom) -> dict[int, set[int]]:
         sel = term.guard if term.opcode == "bra" else (term.srcs[0] if term.opcode == "brx" else None)
         if not (isinstance(sel, ir.Value) and sel.id in div):
             continue
-        meet = _nearest(pdom, id(b))
+        meet = _nearest(pdom, id(b), position)
         work = [s for s in succs[id(b)] if id(s) != meet]
         seen: set[int] = set()
         while work:
@@ -211,7 +212,10 @@ def _post_dominators(blocks, succs) -> dict[int, set[int]]:
     return pdom
 
 
-def _nearest(pdom: dict[int, set[int]], b: int) -> int | None:
-    """The immediate post-dominator of block `b` (None: its paths meet only at the end)."""
+def _nearest(pdom: dict[int, set[int]], b: int, position: dict[int, int]) -> int | None:
+    """The immediate post-dominator of block `b` (None: its paths meet only at the end).
+    Blocks from which no path returns (a loop with no way out) keep every block as their
+    post-dominators, so several may tie: the first in block order is taken (the set's own
+    order, by address, made `-g` cubins of cub_device.sm_86 differ between processes)."""
     strict = pdom[b] - {b}
-    return max(strict, key=lambda k: len(pdom[k]), default=None)
+    return max(strict, key=lambda k: (len(pdom[k]), -position[k]), default=None)

@@ -249,7 +249,8 @@ def _body(region: _Region) -> set[int]:
     return body
 
 
-def _single_entry_start(start: MBlock, end: MBlock, idom: dict, by_id: dict) -> MBlock:
+def _single_entry_start(start: MBlock, end: MBlock, idom: dict, by_id: dict,
+                        bodies: dict | None = None) -> MBlock:
     """Where the BSSY of a region from `start` to `end` must go so that no lane reaches its
     BSYNC without having passed it. Paths from the branch may run into a block that other
     paths enter too before meeting at `end` (a uniform switch's cases sharing one
@@ -257,17 +258,25 @@ def _single_entry_start(start: MBlock, end: MBlock, idom: dict, by_id: dict) -> 
     ways would reach the BSYNC on a barrier they never set up, and wait forever. Then the
     BSSY moves up the dominator tree to the first block whose paths into the region all
     start below it, as long as every path from there meets at `end` (no exit or return on
-    the way); where there is none it stays at `start`. `by_id`: the reachable blocks."""
+    the way); where there is none it stays at `start`. `by_id`: the reachable blocks.
+    `bodies`: (id(start), id(end)) -> `_body`, kept while the blocks stay as they are."""
+    bodies = {} if bodies is None else bodies
+
+    def body_of(x: MBlock) -> set[int]:
+        known = bodies.get((id(x), id(end)))
+        if known is None:
+            known = bodies[(id(x), id(end))] = _body(_Region(x, end, True))
+        return known
     node = start
     while True:
-        body = _body(_Region(node, end, True))
+        body = body_of(node)
         inside = body | {id(node)}
         if all(id(p) in inside or id(p) not in by_id for k in body for p in by_id[k].preds):
             return node
         up = idom.get(id(node))
         if up is None or up is end or id(up) in body:
             return start
-        if any(not by_id[k].succs for k in _body(_Region(up, end, True))):
+        if any(not by_id[k].succs for k in body_of(up)):
             return start
         node = up
 
@@ -384,11 +393,12 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     # 2. One region per (start, end).
     regions: dict[tuple[int, int], _Region] = {}
     idom = immediate_dominators([mf.blocks[0]], lambda x: x.succs, lambda x: x.preds)
+    bodies: dict[tuple[int, int], set[int]] = {}    # `_body` by (start, end): no block changes here
     for b, end, header in found:
         start = b if header is None else _preheader_of(by_id[header], loops[header])
         if start is None:
             raise CompileError(f"kernel {mf.name}: internal error: loop {by_id[header].name} has no preheader")
-        hoisted = _single_entry_start(start, end, idom, by_id)
+        hoisted = _single_entry_start(start, end, idom, by_id, bodies)
         if hoisted is not start:
             last = _last_real(hoisted)
             start, in_branch = hoisted, last is not None and last.opcode in ("BRA", "BRX")
@@ -399,7 +409,10 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
             regions[key] = _Region(start, end, in_branch)
     ordered = list(regions.values())
     for r in ordered:
-        r.body = _body(r)
+        r.body = bodies.get((id(r.start), id(r.end)))
+        if r.body is None:
+            r.body = _body(r)
+    del bodies
     # A region inside another that ends at the same block adds nothing (its lanes wait at
     # the outer BSYNC with the rest): ptxas gives an else-if chain one barrier.
     by_end: dict[int, list[_Region]] = {}
@@ -469,16 +482,17 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     # 5. BSYNC blocks in front of the ends, innermost first; the edges from inside go there.
     count = 0
     syncs: dict[int, list[MBlock]] = {}      # end id -> its BSYNC blocks, in the order made
+    made_here: set[int] = set()
     for r in sorted(ordered, key=lambda r: (len(r.body), position[id(r.start)])):
-        body = _body(r)
         count += 1
         sync = MBlock(f"{r.end.name}$sync{count}")
         sync.instrs.append(MInstr("BSYNC", (), [Reg("B", r.barrier)], 0))
         if r.spilled:
             sync.instrs.append(MInstr("BMOV", ("32",), [Reg("B", r.barrier), VOp(r.saved)], 0))
         for p in list(dict.fromkeys(r.end.preds)):
-            if id(p) in body or p is r.start:
+            if p is r.start or id(p) in r.body or (id(p) in made_here and _reached_now(p, r, made_here)):
                 _redirect(mf, p, r.end, sync)
+        made_here.add(id(sync))
         sync.succs.append(r.end)
         r.end.preds.append(sync)
         sync.fallthrough = r.end
@@ -513,14 +527,33 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
         r.bssy.operands[1] = Label(r.sync_block.fallthrough.name)
     # 7. Full-mask collectives inside a region, or after a divergent branch that has none
     # (its sides end in EXITs of their own), may run with the warp split: make it meet.
-    inside = set().union(*(_body(r) for r in ordered), {id(x) for x in reachable(*unjoined)})
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
-    for b in mf.blocks:
-        if id(b) in inside:
-            meet_before_collectives(b, collectives)
+    if collectives:        # (without any, nothing to find inside)
+        inside = set().union(*(_body(r) for r in ordered), {id(x) for x in reachable(*unjoined)})
+        for b in mf.blocks:
+            if id(b) in inside:
+                meet_before_collectives(b, collectives)
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))
+
+
+def _reached_now(sync: MBlock, r: _Region, made: set[int]) -> bool:
+    """Is BSYNC block `sync` (one of `made`, each put on the edges into a region's end)
+    reached from r's start without passing r's end, as `_body(r)` would find it now? The
+    BSYNC blocks only sit on edges, so the blocks reached otherwise are still `r.body`'s:
+    `sync` is reached when one of its predecessors is r's start, in `r.body`, or another
+    such block reached (walked back instead of walking the whole body again)."""
+    seen = {id(sync)}
+    work = [sync]
+    while work:
+        for q in work.pop().preds:
+            if q is r.start or id(q) in r.body:
+                return True
+            if id(q) in made and id(q) not in seen:
+                seen.add(id(q))
+                work.append(q)
+    return False
 
 
 def _past_syncs(b: MBlock, syncs: set[int]) -> MBlock:

@@ -112,7 +112,8 @@ def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
     below whose own parts never meet (same width, no part i of one live where part i of the
     other is written): only the IMPLICIT_DEF keeps them apart (`regalloc.coalesce`)."""
     fresh = fresh_writes(mf)
-    live_out = unit_liveness(mf, fresh)
+    found: dict[int, list] = {}          # block index -> unit_use_def of its instructions, last first
+    live_out = unit_liveness(mf, fresh, found)
     edges: dict[int, set[int]] = {v.id: set() for v in mf.vregs}
     moves: dict[int, list[int]] = {v.id: [] for v in mf.vregs}
     parts: dict[tuple[int, int], int] = {}
@@ -135,8 +136,7 @@ def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
     live_at_start: dict[int, set[int]] = {}     # vreg -> vregs live at its IMPLICIT_DEF
     for i, b in enumerate(mf.blocks):
         live = live_out.pop(i)      # this call's own sets: each freed once its block is done
-        for ins in reversed(b.instrs):
-            uses, kills, dunits = unit_use_def(ins, fresh)
+        for ins, (uses, kills, dunits) in zip(reversed(b.instrs), found.pop(i)):
             if ins.opcode == IMPLICIT_DEF:
                 # writes nothing: only the parts read before any write need a register
                 dunits = [u for u in dunits if u in live]
@@ -395,7 +395,8 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
           parts: dict[tuple[int, int], int] | None = None,
           wide_first: bool = False,
           prefs: dict[int, list[tuple[int, int]]] | None = None,
-          stacks: dict[str, list[int]] | None = None) -> tuple[dict[int, int], list[int]]:
+          stacks: dict[str, list[int]] | None = None,
+          present: list[int] | None = None) -> tuple[dict[int, int], list[int]]:
     """(vreg id -> first physical register, vreg ids left uncoloured). With `cost`, nodes
     are simplified by spill cost once a class is full (see `_simplify`). Precoloured
     registers keep their register; `forbidden` (vreg id -> indices) are never chosen.
@@ -406,14 +407,16 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
     what simplification found colourable, but often tighter (see `best_colouring`).
     `prefs` (`interference_parts`' fourth): places to try after the copy partners'.
     `stacks`: class -> simplification's order, filled and reused across calls on the same
-    graph, registers and costs (`best_colouring`'s two orders share it)."""
+    graph, registers and costs (`best_colouring`'s two orders share it); `present`:
+    `present_vregs(mf)` where the caller has it."""
     parts = parts or {}
     prefs = prefs or {}
     registers = registers or registers_of()
     vregs = mf.vregs
     width = {v.id: v.width for v in vregs}
-    present = present_vregs(mf)
-    colors: dict[int, int] = {v: c for v, c in mf.precolored.items() if v in set(present)}
+    present = present_vregs(mf) if present is None else present
+    named = set(present)
+    colors: dict[int, int] = {v: c for v, c in mf.precolored.items() if v in named}
     forbidden = forbidden or {}
     uncoloured: list[int] = []
     for cls in ("P", "R", "UP", "UR"):
@@ -491,11 +494,13 @@ def best_colouring(mf: MFunction, edges, moves, registers, cost, forbidden, part
     allocation keeps about as many cycles (within CYCLE_MARGIN; `colouring_cycles`: reusing
     registers sooner adds false dependences between loads issued one after another)."""
     stacks: dict[str, list[int]] = {}
+    present = present_vregs(mf)
     colors, uncoloured = color(mf, edges, moves, registers, cost, forbidden, parts, prefs=prefs,
-                               stacks=stacks)
+                               stacks=stacks, present=present)
     if not any(mf.vregs[v].width > 1 for v in colors if mf.vregs[v].cls == "R"):
         return colors, uncoloured
-    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs, stacks)
+    other, left = color(mf, edges, moves, registers, cost, forbidden, parts, True, prefs, stacks,
+                        present)
     if left:
         return colors, uncoloured
     if uncoloured:

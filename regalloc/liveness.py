@@ -46,9 +46,12 @@ def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
     n = len(mf.blocks)
     index = {id(b): i for i, b in enumerate(mf.blocks)}
     written = [0] * n
+    # each instruction's registers listed once, for both walks (this pass runs before each
+    # liveness solution of the allocator and the schedulers)
+    operands = [[register_operands(ins) for ins in b.instrs] for b in mf.blocks]
     for i, b in enumerate(mf.blocks):
-        for ins in b.instrs:
-            for _, op, d in register_operands(ins):
+        for ops in operands[i]:
+            for _, op, d in ops:
                 if d:
                     written[i] |= bit.get(op.reg.id, 0)
     # predicates some path may have written, into each block (forward, union)
@@ -66,13 +69,13 @@ def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
     fresh = set()
     for i, b in enumerate(mf.blocks):
         seen = into[i]
-        for ins in b.instrs:
-            for _, op, d in register_operands(ins):
+        for ins, ops in zip(b.instrs, operands[i]):
+            for _, op, d in ops:
                 if d:
                     m = bit.get(op.reg.id, 0)
                     if m and not seen & m and (ins.guard is not None or op.part is not None):
                         fresh.add((id(ins), op.reg.id))
-            for _, op, d in register_operands(ins):
+            for _, op, d in ops:
                 if d:
                     seen |= bit.get(op.reg.id, 0)
     return fresh
@@ -164,14 +167,18 @@ def unit_use_def(ins: MInstr, fresh: frozenset | set = frozenset()
     return uses, kills, defs
 
 
-def unit_liveness(mf: MFunction, fresh: set) -> dict[int, set[int]]:
-    """Live-out units per block (keyed by block index), as `liveness` per part."""
+def unit_liveness(mf: MFunction, fresh: set, keep: dict | None = None) -> dict[int, set[int]]:
+    """Live-out units per block (keyed by block index), as `liveness` per part. `keep`,
+    where given, receives block index -> `unit_use_def` of its instructions, last first
+    (for a walk of the code that follows, so that it need not list them again)."""
     n = len(mf.blocks)
     index = {id(b): i for i, b in enumerate(mf.blocks)}
     gen, kill = [set() for _ in range(n)], [set() for _ in range(n)]
     for i, b in enumerate(mf.blocks):
-        for ins in reversed(b.instrs):
-            uses, kills, _ = unit_use_def(ins, fresh)
+        found = [unit_use_def(ins, fresh) for ins in reversed(b.instrs)]
+        if keep is not None:
+            keep[i] = found
+        for uses, kills, _ in found:
             for k in kills:
                 gen[i].discard(k)
                 kill[i].add(k)
