@@ -574,6 +574,49 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                section=f".text.{k.name}"))
             local_sym[k.name] = len(syms) - 1
 
+    def module_variable_symbols() -> None:
+        """Variables in the given (PTX declaration) order, each section's symbol before its
+        first variable; the bank-4 address table right after the variable in its first
+        slot, or before the variables when that slot holds an extern function."""
+        nonlocal reserved_symbol
+        if bank4 and bank4[0] in extern_names:
+            section_symbol(".nv.constant4")
+        declared = {name: at for at, name in enumerate(variable_order)}
+        module_shared = shared_groups.pop("module", {})
+        # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
+        for g in sorted(globals_, key=lambda g: g.name not in visible):
+            # (-g: the module's shared variables declared before it first)
+            # (-c: among the LOCAL ones only: a visible one's section comes first)
+            if not (relocatable and g.name in visible):
+                shared_symbols({n: module_shared.pop(n) for n in list(module_shared)
+                                if declared.get(n, -1) < declared.get(g.name, -1)})
+            if reserved_symbol and g.name not in visible:
+                section_symbol(RESERVED_SHARED)
+                reserved_symbol = False
+            if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
+                section_symbol(g.section)
+            if g.name not in visible:       # (visible ones: after the first kernel's)
+                syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL,
+                                   other_of(g), section=g.section))
+                var_sym[g.name] = len(syms) - 1
+            if bank4 and g.name == bank4[0]:
+                section_symbol(".nv.constant4")
+        shared_symbols(module_shared)
+
+    def exported_variable_symbols() -> None:
+        """The visible variables and the undefined/COMMON extern ones, in declaration order."""
+        exported = [Symbol(g.name, offsets[g.name], g.size, object_kind[0],
+                           STB_WEAK if g.name in weak else STB_GLOBAL, other_of(g),
+                           section=g.section) for g in globals_ if g.name in visible]
+        exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL,
+                            STO_CUDA_CONSTANT if space == "const" else object_kind[1],
+                            shndx=SHN_COMMON if align else 0)
+                     for name, size, align, space in extern_variables]
+        declared = {name: at for at, name in enumerate(variable_order)}
+        for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
+            syms.append(sym)
+            var_sym[sym.name] = len(syms) - 1
+
     # -c: a module of functions only names its variables before the leading function's text;
     # where it has kernels too, ptxas names the leading function's text first (then the
     # variables, then the rest), and its symbol before the exported variables'
@@ -615,32 +658,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             section_symbol(RESERVED_SHARED)
             reserved_symbol = False
         if i == 0:
-            # Variables in the given (PTX declaration) order, each section's symbol before
-            # its first variable; the bank-4 address table right after the variable in its
-            # first slot, or before the variables when that slot holds an extern function.
-            if bank4 and bank4[0] in extern_names:
-                section_symbol(".nv.constant4")
-            declared = {name: at for at, name in enumerate(variable_order)}
-            module_shared = shared_groups.pop("module", {})
-            # (the GLOBAL/WEAK ones' sections first: ptxas walks them before the LOCAL ones)
-            for g in sorted(globals_, key=lambda g: g.name not in visible):
-                # (-g: the module's shared variables declared before it first)
-                # (-c: among the LOCAL ones only: a visible one's section comes first)
-                if not (relocatable and g.name in visible):
-                    shared_symbols({n: module_shared.pop(n) for n in list(module_shared)
-                                    if declared.get(n, -1) < declared.get(g.name, -1)})
-                if reserved_symbol and g.name not in visible:
-                    section_symbol(RESERVED_SHARED)
-                    reserved_symbol = False
-                if not any(s.type == STT_SECTION and s.name == g.section for s in syms):
-                    section_symbol(g.section)
-                if g.name not in visible:       # (visible ones: after the first kernel's)
-                    syms.append(Symbol(g.name, offsets[g.name], g.size, object_kind[0], STB_LOCAL,
-                                       other_of(g), section=g.section))
-                    var_sym[g.name] = len(syms) - 1
-                if bank4 and g.name == bank4[0]:
-                    section_symbol(".nv.constant4")
-            shared_symbols(module_shared)
+            module_variable_symbols()
             if reserved_symbol:
                 section_symbol(RESERVED_SHARED)
                 reserved_symbol = False
@@ -666,6 +684,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if relocatable and k.params and not hopper:
             syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
                                STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
+    if not file_order:      # a module of variables only (ptxas: their symbols all the same)
+        module_variable_symbols()
     # (no code, no frame: ptxas leaves `.debug_frame` without its section symbol)
     module_sections = [".debug_frame"] * bool(kernels) + [d.name for d in debug_sections] + [".nv.callgraph"]
     module_sections += [f".nv.constant2.{k.name}" for k in kernels
@@ -694,6 +714,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     reserved_owned = bool(info.gb10b_war_bytes or any(k.tmem_partition for k in kernels))
     if hopper and not file_order:         # a module of no code: the reserved words alone
         end = info.reserved_shared_section_bytes
+        if relocatable:     # (after the linker's unified function/data tables, as with code)
+            syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
         syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
         if reserved_alias:
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
@@ -757,17 +779,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             # what is left of the relocation ptxas resolved against the reserved offset
             syms.append(Symbol("", other=STV_INTERNAL))
         if k is file_order[0]:       # relocatable: visible, undefined and COMMON variables
-            exported = [Symbol(g.name, offsets[g.name], g.size, object_kind[0],
-                               STB_WEAK if g.name in weak else STB_GLOBAL, other_of(g),
-                               section=g.section) for g in globals_ if g.name in visible]
-            exported += [Symbol(name, align, size, object_kind[0], STB_GLOBAL,
-                                STO_CUDA_CONSTANT if space == "const" else object_kind[1],
-                                shndx=SHN_COMMON if align else 0)
-                         for name, size, align, space in extern_variables]
-            declared = {name: at for at, name in enumerate(variable_order)}
-            for sym in sorted(exported, key=lambda s: declared.get(s.name, len(declared))):
-                syms.append(sym)
-                var_sym[sym.name] = len(syms) - 1
+            exported_variable_symbols()
             syms.extend(reserved_objects)
             if not k.is_entry and k.name not in local_sym and k.name not in func_sym:   # a leading function after them (seen with one `.func`)
                 syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC,
@@ -790,6 +802,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
             if k.shared_window:      # ptxas leaves the text's relocation section, empty
                 k.reloc_kinds = tuple(dict.fromkeys((*(k.reloc_kinds or ()), "rela")))
+    if not file_order:
+        exported_variable_symbols()
     address_sym = {**var_sym, **extern_sym}
 
     # Relocations the code generator named by symbol get their symbol-table index.
