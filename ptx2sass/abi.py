@@ -115,35 +115,103 @@ class Place:
     offset: int = 0
 
 
-def link_layout(types: list[str], what: str, function: str) -> tuple[list[Place], int]:
-    """The link-time convention's places for values of PTX `types` (see above) and the
-    outgoing area's size in bytes (0: everything in registers)."""
+@dataclass(frozen=True)
+class Struct:
+    """A `.param .align A .b8 x[size]` value in the link-time convention (measured with
+    ptxas 13.5.37 -c): a unit of ceil(size/4) words, from a register aligned to A/4 (A=16:
+    R4, R8 or R12; A=8: even; A<=4: any), first-fit among R4..R15 like the scalars, or the
+    whole struct on the stack at an offset aligned to max(A, 4), never split; a later
+    scalar may still back-fill a hole it left (`b32, b8[12]a8, b8[6]a16, b32, b8[3]a2` ->
+    R4, R6..R8, R12:R13, R5, R9)."""
+    size: int
+    align: int
+
+    @property
+    def words(self) -> int:
+        return (self.size + 3) // 4
+
+
+# ir.Function.attributes[STRUCTS] of a link target: {struct parameter or result name:
+# (size, align)}; ptx2sass.inline passes it as words `name$w0`, `name$w1`, … (`link_units`)
+STRUCTS = "structs"
+
+
+def link_layout(types: list, what: str, function: str) -> tuple[list[Place], int]:
+    """The link-time convention's places for values of PTX `types` (see above; a `Struct`
+    entry: one place of its words) and the outgoing area's size in bytes (0: everything in
+    registers)."""
     free = [True] * (LINK_LAST_REGISTER + 1)
-    out, end = [], 0
+    out, end, area_align = [], 0, AREA_ALIGN
     for ty in types:
         if ty == "pred":
             raise CompileError(f"predicate {what} of the out-of-line function `{function}` not supported yet")
-        width = max(1, type_bits(ty) // 32)
-        at = next((r for r in range(FIRST_ARGUMENT, LINK_LAST_REGISTER + 2 - width, width)
+        if isinstance(ty, Struct):
+            width, step, align = ty.words, max(1, ty.align // 4), max(4, ty.align)
+        else:
+            width = max(1, type_bits(ty) // 32)
+            step, align = width, 4 * width
+        first = (FIRST_ARGUMENT + step - 1) // step * step
+        at = next((r for r in range(first, LINK_LAST_REGISTER + 2 - width, step)
                    if all(free[r:r + width])), None)
         if at is None:
-            offset = (end + 4 * width - 1) // (4 * width) * (4 * width)
+            offset = (end + align - 1) // align * align
             out.append(Place(None, width, offset))
             end = offset + 4 * width
+            area_align = max(area_align, align)     # (a 16-aligned struct there: 0x28 -> 0x30)
         else:
             free[at:at + width] = [False] * width
             out.append(Place(at, width))
-    return out, (end + AREA_ALIGN - 1) // AREA_ALIGN * AREA_ALIGN
+    return out, (end + area_align - 1) // area_align * area_align
 
 
-def link_registers(types: list[str], what: str, function: str) -> list[tuple[int, int]]:
+def link_units(params, structs: dict | None = None) -> list:
+    """The link-time units of ir.Params: a PTX type per register value (`slot_types`), or a
+    `Struct` for a bodiless declaration's `.param` array or for a link target's struct
+    words (`name$w0`, `name$w1`, …; `structs` from its STRUCTS attribute)."""
+    structs = structs or {}
+    groups, types = packed_groups(params), slot_types(params)
+    units, g = [], 0
+    while g < len(groups):
+        p = params[groups[g][0]]
+        stem, _, k = p.name.rpartition("$w")
+        if p.size * 8 > type_bits(p.type):
+            units.append(Struct(p.size, p.align))
+            g += 1
+        elif stem in structs and k == "0":
+            units.append(Struct(*structs[stem]))
+            g += units[-1].words
+        else:
+            units.append(types[g])
+            g += 1
+    return units
+
+
+def word_places(units: list, places: list[Place]) -> list[Place]:
+    """`places` (of `units`, `link_layout`) with each struct's as a place per word."""
+    out = []
+    for unit, place in zip(units, places):
+        if not isinstance(unit, Struct):
+            out.append(place)
+            continue
+        for k in range(unit.words):
+            out.append(Place(place.register + k, 1) if place.register is not None
+                       else Place(None, 1, place.offset + 4 * k))
+    return out
+
+
+def word_types(units: list) -> list[str]:
+    """The PTX type of each word `word_places` gives a place."""
+    return [t for u in units for t in (["b32"] * u.words if isinstance(u, Struct) else [u])]
+
+
+def link_registers(types: list, what: str, function: str) -> list[tuple[int, int]]:
     """(first register, width) of values the link-time convention must pass in registers
     (results: ptxas returns what does not fit through memory, not done here)."""
     places, area = link_layout(types, what, function)
     if area:
         raise CompileError(f"{what}s of the out-of-line function `{function}` past R{LINK_LAST_REGISTER} "
                            f"(returned through memory) not supported yet")
-    return [(p.register, p.width) for p in places]
+    return [(p.register, p.width) for p in word_places(types, places)]
 
 
 def outgoing_area(fn, functions: dict) -> int:
@@ -156,10 +224,10 @@ def outgoing_area(fn, functions: dict) -> int:
             if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
                 continue
             callee = functions.get(ins.srcs[0].name)
-            if callee is None or (callee.blocks and not is_linkable(callee)) \
-                    or any(p.size * 8 > type_bits(p.type) for p in callee.params):
+            if callee is None or (callee.blocks and not is_linkable(callee)):
                 continue
-            area = max(area, link_layout(slot_types(callee.params), "argument", callee.name)[1])
+            units = link_units(callee.params, callee.attributes.get(STRUCTS))
+            area = max(area, link_layout(units, "argument", callee.name)[1])
     return area
 
 
@@ -276,7 +344,7 @@ def is_linkable(function) -> bool:
 def prototype_string(function) -> str:
     """ptxas's `.nv.prototype` string of a function (`#` + result + parameters; `v` no
     result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `h` b16/f16, `b` b8, `b<N>` an
-    N-byte `.param` array):
+    N-byte `.param` array, whatever its alignment: `#iib12b6ib3`, measured):
     `#iil` for `(.param .b32 r) f(.param .b32 x, .param .b64 y)`."""
     def code(p) -> str:
         bits = type_bits(p.type)
@@ -288,7 +356,18 @@ def prototype_string(function) -> str:
             raise CompileError("In ABI compilation, passing predicate, 8-bit and 16-bit parameters "
                                "to device functions is not supported")
         return {"f32": "f", "f64": "d"}.get(p.type, "i" if bits == 32 else "l")
-    text = "#" + ("".join(code(p) for p in function.returns) or "v") + "".join(code(p) for p in function.params)
+    structs = function.attributes.get(STRUCTS) or {}
+
+    def codes(params) -> str:       # a link target's struct words: the struct's code once
+        out = []
+        for p in params:
+            stem, _, k = p.name.rpartition("$w")
+            if stem in structs:
+                out += [f"b{structs[stem][0]}"] if k == "0" else []
+            else:
+                out.append(code(p))
+        return "".join(out)
+    text = "#" + (codes(function.returns) or "v") + codes(function.params)
     from ptx2sass.frontend.instructions import SYSTEM_FUNCTIONS
     return text + SYSTEM_PROTOTYPE_SUFFIX if function.name in SYSTEM_FUNCTIONS else text
 

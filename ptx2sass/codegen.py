@@ -1323,6 +1323,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         local = unreferenced_local_functions(module)
         linkable = linkable_functions(module) | local
     grid_bits = grid_attributes.function_bits(module, set() if whole_program else linkable)
+    structs = {f.name: _struct_params(f) for f in module.functions()
+               if f.name in linkable and f.body is not None}
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable)
     out = lower_module(branch_around_expanded_guards(module))
@@ -1333,6 +1335,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             fn.attributes[grid_attributes.KEY] = grid_bits[fn.name]
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
+            if structs.get(fn.name):
+                fn.attributes[abi.STRUCTS] = structs[fn.name]
         if fn.name in local:
             fn.attributes[abi.LOCAL_FUNCTION] = True
         if fn.name in declared:
@@ -1342,6 +1346,15 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         if fn.name in local_entries:
             fn.attributes[abi.LOCAL_ENTRY] = True
     return out
+
+
+def _struct_params(f) -> dict[str, tuple[int, int]]:
+    """A function's `.param` arrays (structs), parameters and results: name -> (size in
+    bytes, alignment), as ptx2sass.abi.STRUCTS records them."""
+    from ptx2sass.frontend.instructions import TYPE_BITS
+    return {d.name: ((d.dims[0] or 0) * TYPE_BITS.get(decl.type, 8) // 8, decl.align or 1)
+            for decl in (*f.params, *f.return_params) if any(x.dims for x in decl.declarators)
+            for d in decl.declarators}
 
 
 def _verified(fn: ir.Function, filename: str | None) -> None:

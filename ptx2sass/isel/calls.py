@@ -133,11 +133,18 @@ class CallSelection:
         stored into the outgoing area unless not `stack`), and the results' (register,
         width) layout; what the convention cannot pass is refused."""
         what = callee.name
-        if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
-            raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
-        args, arg_types = self.packed(ins.srcs[1:], callee.params)
-        return self.call_arguments(ins, args, arg_types, abi.slot_types(callee.returns), what,
-                                   link=True, stack=stack, results=len(callee.returns))
+        structs = callee.attributes.get(abi.STRUCTS)
+        units = abi.link_units(callee.params, structs)
+        res_units = abi.link_units(callee.returns, structs)
+        if not any(isinstance(u, abi.Struct) for u in units + res_units):
+            args, _ = self.packed(ins.srcs[1:], callee.params)
+            results = len(callee.returns)
+        elif any(len(g) > 1 for g in abi.packed_groups(callee.params) + abi.packed_groups(callee.returns)):
+            raise self.unsupported(f"struct and packed vector parameters of the extern function `{what}` together")
+        else:       # ptx2sass.inline passes a struct as its words
+            args, results = list(ins.srcs[1:]), len(abi.word_types(res_units))
+        return self.call_arguments(ins, args, units, res_units, what,
+                                   link=True, stack=stack, results=results)
 
     def call_arguments(self, ins, args, arg_types, result_types, what, link=False, stack=True, results=None):
         """The places of a call's arguments and results (`link`: by the link-time convention,
@@ -147,6 +154,7 @@ class CallSelection:
         results the callee has (packed vector elements share a register), None: one each."""
         if link:
             places, area = abi.link_layout(arg_types, "argument", what)
+            places, arg_types = abi.word_places(arg_types, places), abi.word_types(arg_types)
             res_layout = abi.link_registers(result_types, "result", what)
             if area and not stack:
                 raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack)")
@@ -302,15 +310,21 @@ class CallSelection:
         back = self.start_block("ret")
         low.operands[1] = Reloc("lo", abi.RETURN_SYMBOL, back.name)
         high.operands[1] = Reloc("hi", abi.RETURN_SYMBOL, back.name)
-        self.extern_call_results(ins, defs, callee.returns if callee is not None else None)
+        returns = callee.returns if callee is not None else None
+        if returns is not None and len(ins.dests) != len(returns):
+            returns = None          # a struct result as its words (ptx2sass.inline)
+        self.extern_call_results(ins, defs, returns)
 
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
         address as the convention delivers them."""
         params = self.fn.params
         if abi.is_linkable(self.fn):      # the link-time convention: R4..R15, then the stack
-            places, _ = abi.link_layout(abi.slot_types(params), "argument", self.fn.name)
-            self.result_layout = abi.link_registers(abi.slot_types(self.fn.returns), "result", self.fn.name)
+            structs = self.fn.attributes.get(abi.STRUCTS)
+            units = abi.link_units(params, structs)
+            places = abi.word_places(units, abi.link_layout(units, "argument", self.fn.name)[0])
+            self.result_layout = abi.link_registers(abi.link_units(self.fn.returns, structs), "result",
+                                                    self.fn.name)
         else:
             places = [abi.Place(r, w) for r, w in abi.register_layout(abi.slot_types(params), "argument",
                                                                       self.fn.name)]
