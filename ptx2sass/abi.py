@@ -136,7 +136,7 @@ class Struct:
 STRUCTS = "structs"
 
 
-def link_layout(types: list, what: str, function: str) -> tuple[list[Place], int]:
+def link_layout(types: list, what: str, function: str, first: int = FIRST_ARGUMENT) -> tuple[list[Place], int]:
     """The link-time convention's places for values of PTX `types` (see above; a `Struct`
     entry: one place of its words) and the outgoing area's size in bytes (0: everything in
     registers)."""
@@ -150,8 +150,8 @@ def link_layout(types: list, what: str, function: str) -> tuple[list[Place], int
         else:
             width = max(1, type_bits(ty) // 32)
             step, align = width, 4 * width
-        first = (FIRST_ARGUMENT + step - 1) // step * step
-        at = next((r for r in range(first, LINK_LAST_REGISTER + 2 - width, step)
+        start = (first + step - 1) // step * step
+        at = next((r for r in range(start, LINK_LAST_REGISTER + 2 - width, step)
                    if all(free[r:r + width])), None)
         if at is None:
             offset = (end + align - 1) // align * align
@@ -204,6 +204,39 @@ def word_types(units: list) -> list[str]:
     return [t for u in units for t in (["b32"] * u.words if isinstance(u, Struct) else [u])]
 
 
+# A result that does not fit R4..R15 (a struct over 12 words) comes back through memory
+# (measured, ptxas 13.5.37 -c, `.param .align 4 .b8 r[52]`): the caller passes the local
+# address of a buffer in its frame (R1 + the outgoing area's size: `IMAD.MOV.U32 R4, RZ,
+# RZ, R1` with no stack arguments) in R4, the arguments are placed from R5, the callee
+# stores the result's words with `STL [R4+4k]` and returns nothing in registers, the caller
+# reads them back with `LDL`. The buffer's size is rounded to 8 in the frame (52 -> 0x38).
+RESULT_BUFFER = FIRST_ARGUMENT
+
+
+def result_buffer(units: list, function: str) -> int:
+    """The bytes of the buffer a link-time result of `units` comes back in (0: registers)."""
+    return 4 * len(word_places(units, link_layout(units, "result", function)[0])) \
+        if link_layout(units, "result", function)[1] else 0
+
+
+def link_call_layout(params, returns, structs, function: str) -> tuple[list, list[Place], int, int]:
+    """A link-time call's argument units, their word places (`word_places`), the outgoing
+    area's size and the result buffer's size (0: results in registers, the arguments from
+    R4; else from R5 and the buffer, rounded to 8, right above the area)."""
+    units = link_units(params, structs)
+    buffer = result_buffer(link_units(returns, structs), function)
+    places, area = link_layout(units, "argument", function, FIRST_ARGUMENT + (buffer > 0))
+    return units, word_places(units, places), area, buffer
+
+
+def link_result_registers(function) -> set[int]:
+    """The registers a link target's results occupy (none for a result through memory)."""
+    units = link_units(function.returns, function.attributes.get(STRUCTS))
+    if result_buffer(units, function.name):
+        return set()
+    return {r + k for r, w in link_registers(units, "result", function.name) for k in range(w)}
+
+
 def link_registers(types: list, what: str, function: str) -> list[tuple[int, int]]:
     """(first register, width) of values the link-time convention must pass in registers
     (results: ptxas returns what does not fit through memory, not done here)."""
@@ -226,8 +259,9 @@ def outgoing_area(fn, functions: dict) -> int:
             callee = functions.get(ins.srcs[0].name)
             if callee is None or (callee.blocks and not is_linkable(callee)):
                 continue
-            units = link_units(callee.params, callee.attributes.get(STRUCTS))
-            area = max(area, link_layout(units, "argument", callee.name)[1])
+            _, _, args, buffer = link_call_layout(callee.params, callee.returns,
+                                                  callee.attributes.get(STRUCTS), callee.name)
+            area = max(area, args + (buffer + AREA_ALIGN - 1) // AREA_ALIGN * AREA_ALIGN)
     return area
 
 

@@ -360,7 +360,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
             raise CompileError(f"function {fn.name}: .shared variables in an out-of-line function "
                                f"not supported yet", filename)
         body, _ = _body_slots(compiled, "")
-        keep = abi.result_registers(fn.returns, fn.name) | {STACK_POINTER, RZ.index}
+        keep = (abi.link_result_registers(fn) if abi.is_linkable(fn)
+                else abi.result_registers(fn.returns, fn.name)) | {STACK_POINTER, RZ.index}
         written = sorted({i for s in body for f, i in s.writes if f == "R"} - keep)
         if abi.is_linkable(fn):        # a link target keeps only what the link convention asks
             written = [r for r in written if abi.link_target_saves(r)]

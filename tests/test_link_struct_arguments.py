@@ -72,7 +72,9 @@ def callee_ptx(types, ret="b32", name="f") -> str:
             body.append(f"  ld.param.b32 %q, {at}; cvt.u64.u32 %t, %q;")
         body.append("  mad.lo.u64 %s, %s, 3, %t;")
     if isinstance(ret, tuple):
-        body.append("  { .reg .b32 %lo, %hi; mov.b64 {%lo, %hi}, %s; st.param.b32 [r], %lo; st.param.b32 [r+4], %hi; }")
+        body.append("  { .reg .b32 %lo, %hi; mov.b64 {%lo, %hi}, %s; st.param.b32 [r], %lo; st.param.b32 [r+4], %hi;")
+        body += [f"    add.u32 %q, %lo, {k}; st.param.b32 [r+{4 * k}], %q;" for k in range(2, ret[1] // 4)]
+        body.append("  }")
     elif ret == "b64":
         body.append("  st.param.b64 [r], %s;")
     else:
@@ -99,6 +101,10 @@ def caller_ptx(types, ret="b32", name="f") -> str:
     if isinstance(ret, tuple):
         body += [f"  {_ret(ret)}; call.uni (r), {name}, ({args});",
                  "  { .reg .b32 %lo, %hi; ld.param.b32 %lo, [r]; ld.param.b32 %hi, [r+4]; mov.b64 %res, {%lo, %hi}; }"]
+        if ret[1] > 8:      # the other words' sum to p[1]
+            body += ["  { .reg .b32 %w, %sum; mov.b32 %sum, 0;"]
+            body += [f"    ld.param.b32 %w, [r+{4 * k}]; add.u32 %sum, %sum, %w;" for k in range(2, ret[1] // 4)]
+            body += ["    st.global.u32 [%p+8], %sum; }"]
     elif ret == "b64":
         body += [f"  {_ret(ret)}; call.uni (r), {name}, ({args}); ld.param.b64 %res, [r];"]
     else:
@@ -196,3 +202,36 @@ def test_own_struct_link_target_in_one_module(arch, tmp_path):
     res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
     assert not res.hazards
     assert int(data[0]) == want
+
+
+BIG = ("s", 52, 4)      # 13 words: returned through memory (the buffer's address in R4)
+
+
+@pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ours", "ours")])
+@pytest.mark.parametrize("types, arch", [(["b32", "b64"], "sm_89"), (T12 + [("s", 12, 8), "b32"], "sm_100")])
+def test_struct_result_through_memory_links_and_runs(types, arch, caller_by, callee_by, tmp_path):
+    """A 13-word struct result: the caller's buffer address in R4, the arguments from R5
+    (and the stack), the callee's STLs through it, read back by the caller."""
+    build = {"ours": _ours_c, "ptxas": _ptxas_c}
+    linked = _nvlink(build[caller_by](_header(arch) + declaration(types, BIG) + caller_ptx(types, BIG), arch),
+                     build[callee_by](_header(arch) + callee_ptx(types, BIG), arch), tmp_path=tmp_path, arch=arch)
+    data = _data(len(_slots(types)), 9)
+    want = reference(types, data, BIG)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    assert int(data[0]) == want
+    lo = want & 0xFFFFFFFF
+    assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, 13)) & 0xFFFFFFFF
+
+
+def test_struct_result_through_memory_layout_is_ptxas():
+    """Where the argument words go beside a result through memory (from R5), and the frame
+    (the buffer above the outgoing area, rounded to 8)."""
+    types = ["b32", "b64", ("s", 8, 8)] + ["b32"] * 6
+    arch = "sm_89"
+    ptx = _header(arch) + declaration(types, BIG) + caller_ptx(types, BIG)
+    theirs, their_frame = call_layout(_ptxas_c(ptx, arch))
+    ours, our_frame = call_layout(_ours_c(ptx, arch))
+    assert set(theirs) == _expected_words(types)
+    assert ours == theirs
+    assert our_frame == their_frame
