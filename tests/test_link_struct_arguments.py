@@ -208,7 +208,8 @@ BIG = ("s", 52, 4)      # 13 words: returned through memory (the buffer's addres
 
 
 @pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ours", "ours")])
-@pytest.mark.parametrize("types, arch", [(["b32", "b64"], "sm_89"), (T12 + [("s", 12, 8), "b32"], "sm_100")])
+@pytest.mark.parametrize("types, arch", [(["b32", "b64"], "sm_89"), (T12 + [("s", 12, 8), "b32"], "sm_100"),
+                                         (SEED250, "sm_89")])
 def test_struct_result_through_memory_links_and_runs(types, arch, caller_by, callee_by, tmp_path):
     """A 13-word struct result: the caller's buffer address in R4, the arguments from R5
     (and the stack), the callee's STLs through it, read back by the caller."""
@@ -224,11 +225,16 @@ def test_struct_result_through_memory_links_and_runs(types, arch, caller_by, cal
     assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, 13)) & 0xFFFFFFFF
 
 
-def test_struct_result_through_memory_layout_is_ptxas():
+# tools/link_struct_sweep seed 250: the buffer at the stack arguments' unrounded end (R4 =
+# R1 + 0x4c), the area then rounded to the 16 of the struct on the stack (0x80)
+SEED250 = ["b32", "b32", "b64", "b64", "b64", ("s", 32, 8), "b32", "b32", "b64", "b64", "b64", "b64", ("s", 12, 16)]
+
+
+@pytest.mark.parametrize("types, arch", [(["b32", "b64", ("s", 8, 8)] + ["b32"] * 6, "sm_89"),
+                                         (SEED250, "sm_89"), (SEED250, "sm_100")])
+def test_struct_result_through_memory_layout_is_ptxas(types, arch):
     """Where the argument words go beside a result through memory (from R5), and the frame
-    (the buffer above the outgoing area, rounded to 8)."""
-    types = ["b32", "b64", ("s", 8, 8)] + ["b32"] * 6
-    arch = "sm_89"
+    (the buffer after the stack arguments)."""
     ptx = _header(arch) + declaration(types, BIG) + caller_ptx(types, BIG)
     theirs, their_frame = call_layout(_ptxas_c(ptx, arch))
     ours, our_frame = call_layout(_ours_c(ptx, arch))

@@ -154,11 +154,10 @@ class CallSelection:
         results the callee has (packed vector elements share a register), None: one each."""
         self.result_memory = None
         if link:
-            buffer = abi.result_buffer(result_types, what)
-            places, area = abi.link_layout(arg_types, "argument", what, abi.FIRST_ARGUMENT + (buffer > 0))
+            places, area, buffer = abi.link_stack(arg_types, result_types, what)
             places, arg_types = abi.word_places(arg_types, places), abi.word_types(arg_types)
-            res_layout = abi.link_registers(result_types, "result", what) if not buffer else []
-            if buffer and (not stack or self.placements.get(abi.OUTGOING_AREA) is None):
+            res_layout = abi.link_registers(result_types, "result", what) if buffer is None else []
+            if buffer is not None and (not stack or self.placements.get(abi.OUTGOING_AREA) is None):
                 raise self.unsupported(f"a result of `{what}` beyond R{abi.LINK_LAST_REGISTER} (through memory) here")
             if area and not stack:
                 raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack)")
@@ -166,11 +165,11 @@ class CallSelection:
             places = [abi.Place(r, w) for r, w in abi.register_layout(arg_types, "argument", what)]
             res_layout = abi.register_layout(result_types, "result", what)
         if len(args) != len(places) or (
-                not (link and buffer) and len(ins.dests) != (len(res_layout) if results is None else results)):
+                not (link and buffer is not None) and len(ins.dests) != (len(res_layout) if results is None else results)):
             raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
-        if link and buffer:     # the buffer's local address in R4, above the outgoing area
-            at = self.placements[abi.OUTGOING_AREA].value + area
+        if link and buffer is not None:     # the buffer's local address in R4, in the outgoing area
+            at = self.placements[abi.OUTGOING_AREA].value + buffer
             r = self.mf.fixed_vreg("R", abi.RESULT_BUFFER, 1)
             self.emit("IADD3", (), [VOp(r), SP, Imm(at), RZ], guarded=False)
             uses.append(VOp(r))
@@ -337,12 +336,14 @@ class CallSelection:
         if abi.is_linkable(self.fn):      # the link-time convention: R4..R15, then the stack
             _, places, _, buffer = abi.link_call_layout(params, self.fn.returns, self.fn.attributes.get(abi.STRUCTS),
                                                         self.fn.name)
-            if buffer:      # the result through memory: the buffer's address arrives in R4
+            if buffer is not None:      # the result through memory: the buffer's address arrives in R4
                 r = self.mf.fixed_vreg("R", abi.RESULT_BUFFER, 1)
                 self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
                 self.result_buffer = self.mf.new_vreg()
                 self.emit(COPY, (), [VOp(self.result_buffer), VOp(r)], guarded=False)
-                self.result_layout = [(None, 1)] * (buffer // 4)
+                words = abi.result_buffer(abi.link_units(self.fn.returns, self.fn.attributes.get(abi.STRUCTS)),
+                                          self.fn.name) // 4
+                self.result_layout = [(None, 1)] * words
             else:
                 self.result_layout = abi.link_registers(
                     abi.link_units(self.fn.returns, self.fn.attributes.get(abi.STRUCTS)), "result", self.fn.name)
