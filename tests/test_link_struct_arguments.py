@@ -205,6 +205,9 @@ def test_own_struct_link_target_in_one_module(arch, tmp_path):
 
 
 BIG = ("s", 52, 4)      # 13 words: returned through memory (the buffer's address in R4)
+# tools/link_struct_sweep seed 250: the buffer at the stack arguments' unrounded end (R4 =
+# R1 + 0x4c), the area then rounded to the 16 of the struct on the stack (0x80)
+SEED250 = ["b32", "b32", "b64", "b64", "b64", ("s", 32, 8), "b32", "b32", "b64", "b64", "b64", "b64", ("s", 12, 16)]
 
 
 @pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ours", "ours")])
@@ -223,11 +226,6 @@ def test_struct_result_through_memory_links_and_runs(types, arch, caller_by, cal
     assert int(data[0]) == want
     lo = want & 0xFFFFFFFF
     assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, 13)) & 0xFFFFFFFF
-
-
-# tools/link_struct_sweep seed 250: the buffer at the stack arguments' unrounded end (R4 =
-# R1 + 0x4c), the area then rounded to the 16 of the struct on the stack (0x80)
-SEED250 = ["b32", "b32", "b64", "b64", "b64", ("s", 32, 8), "b32", "b32", "b64", "b64", "b64", "b64", ("s", 12, 16)]
 
 
 @pytest.mark.parametrize("types, arch", [(["b32", "b64", ("s", 8, 8)] + ["b32"] * 6, "sm_89"),
