@@ -36,13 +36,12 @@ measured with 13.5.37 -c on sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120 (`link
 R4..R15 first-fit by alignment, the rest in an outgoing area at the bottom of the caller's
 frame (reserved by ptx2sass.variables.kernel_layout before the frame's other slots, stored
 with `STL [R1+off]` before the CALL), which the callee reads at [R1 + its frame size + off]
-(`INCOMING`, resolved by ptx2sass.codegen once the frame is final). Results must fit the
-registers: ptxas returns a larger one (a struct over 12 words) through memory, the caller
-passing the buffer's local address in R4 and the arguments moving up by one register (not
-done here: refused). Struct (`.param .b8 x[N]`) arguments of extern functions are refused;
-ptxas passes one as a unit (its words from a register aligned to its alignment / 4, or the
-whole struct on the stack, never split), which our link targets' flattened words do not
-follow where a later argument would back-fill a hole or a struct would cross R15.
+(`INCOMING`, resolved by ptx2sass.codegen once the frame is final). A struct (`.param .b8
+x[N]`) travels as a unit (`Struct`: its words from a register aligned to its alignment / 4,
+or the whole struct on the stack, never split); ptx2sass.inline passes it as its words,
+and a link target's STRUCTS attribute says which of its word parameters make one. A result
+that does not fit R4..R15 (a struct over 12 words) comes back through memory
+(`RESULT_BUFFER`, `link_stack`).
 
 Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
 address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
