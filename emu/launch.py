@@ -21,6 +21,9 @@ from .registry import VECTOR, load_all
 
 DEFAULT_BUDGET = 5_000_000        # warp-instructions per launch
 DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared frame
+# The initial stack pointer (the per-thread local size, c[0x0][0x28]) is a multiple of 16, as
+# the driver's: ptxas's callers store 16-aligned stack structs with `STL.128 [R1]` (a 0x30
+# frame), and nvlink's kernel + callee frames (0x30 + 0x38) need not be (branch struct28).
 BATCH_LANES = 8192                # lanes of the CTAs run together (at least one CTA)
 MAX_SHARED = 228 * 1024
 
@@ -164,7 +167,7 @@ def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge
         raise EmuFault(f"{shared_total} bytes of shared memory exceed the {MAX_SHARED}-byte limit",
                        kernel=program.name)
     got = {"reconverge": reconverge, "grid": grid, "block": block, "threads_per_cta": threads,
-           "shared_total": shared_total, "local_bytes": program.local_bytes + DEFAULT_LOCAL_BYTES,
+           "shared_total": shared_total, "local_bytes": (program.local_bytes + DEFAULT_LOCAL_BYTES + 15) // 16 * 16,
            "regcount_limit": 255 if program.regcount >= 255 else max(program.regcount, 1)}
     if key is not None:
         if len(cache) > 64:

@@ -36,13 +36,12 @@ measured with 13.5.37 -c on sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120 (`link
 R4..R15 first-fit by alignment, the rest in an outgoing area at the bottom of the caller's
 frame (reserved by ptx2sass.variables.kernel_layout before the frame's other slots, stored
 with `STL [R1+off]` before the CALL), which the callee reads at [R1 + its frame size + off]
-(`INCOMING`, resolved by ptx2sass.codegen once the frame is final). Results must fit the
-registers: ptxas returns a larger one (a struct over 12 words) through memory, the caller
-passing the buffer's local address in R4 and the arguments moving up by one register (not
-done here: refused). Struct (`.param .b8 x[N]`) arguments of extern functions are refused;
-ptxas passes one as a unit (its words from a register aligned to its alignment / 4, or the
-whole struct on the stack, never split), which our link targets' flattened words do not
-follow where a later argument would back-fill a hole or a struct would cross R15.
+(`INCOMING`, resolved by ptx2sass.codegen once the frame is final). A struct (`.param .b8
+x[N]`) travels as a unit (`Struct`: its words from a register aligned to its alignment / 4,
+or the whole struct on the stack, never split); ptx2sass.inline passes it as its words,
+and a link target's STRUCTS attribute says which of its word parameters make one. A result
+that does not fit R4..R15 (a struct over 12 words) comes back through memory
+(`RESULT_BUFFER`, `link_stack`).
 
 Function pointers (as ptxas makes them in whole-program mode): the address of the i-th
 address-taken function is the small number 8 * (i + 1), the same in every kernel; a kernel
@@ -115,35 +114,154 @@ class Place:
     offset: int = 0
 
 
-def link_layout(types: list[str], what: str, function: str) -> tuple[list[Place], int]:
-    """The link-time convention's places for values of PTX `types` (see above) and the
-    outgoing area's size in bytes (0: everything in registers)."""
+@dataclass(frozen=True)
+class Struct:
+    """A `.param .align A .b8 x[size]` value in the link-time convention (measured with
+    ptxas 13.5.37 -c): a unit of ceil(size/4) words, from a register aligned to A/4 (A=16:
+    R4, R8 or R12; A=8: even; A<=4: any), first-fit among R4..R15 like the scalars, or the
+    whole struct on the stack at an offset aligned to max(A, 4), never split; a later
+    scalar may still back-fill a hole it left (`b32, b8[12]a8, b8[6]a16, b32, b8[3]a2` ->
+    R4, R6..R8, R12:R13, R5, R9)."""
+    size: int
+    align: int
+
+    @property
+    def words(self) -> int:
+        return (self.size + 3) // 4
+
+
+# ir.Function.attributes[STRUCTS] of a link target: {struct parameter or result name:
+# (size, align)}; ptx2sass.inline passes it as words `name$w0`, `name$w1`, … (`link_units`)
+STRUCTS = "structs"
+
+
+def link_layout(types: list, what: str, function: str, first: int = FIRST_ARGUMENT) -> tuple[list[Place], int]:
+    """The link-time convention's places for values of PTX `types` (see above; a `Struct`
+    entry: one place of its words) and the outgoing area's size in bytes (0: everything in
+    registers)."""
+    places, end, align = _link_places(types, what, function, first)
+    return places, (end + align - 1) // align * align
+
+
+def _link_places(types: list, what: str, function: str, first: int) -> tuple[list[Place], int, int]:
+    """`link_layout`'s places, the end of the stack arguments (bytes, not rounded) and the
+    alignment the area's size is rounded to."""
     free = [True] * (LINK_LAST_REGISTER + 1)
-    out, end = [], 0
+    out, end, area_align = [], 0, AREA_ALIGN
     for ty in types:
         if ty == "pred":
             raise CompileError(f"predicate {what} of the out-of-line function `{function}` not supported yet")
-        width = max(1, type_bits(ty) // 32)
-        at = next((r for r in range(FIRST_ARGUMENT, LINK_LAST_REGISTER + 2 - width, width)
+        if isinstance(ty, Struct):
+            width, step, align = ty.words, max(1, ty.align // 4), max(4, ty.align)
+        else:
+            width = max(1, type_bits(ty) // 32)
+            step, align = width, 4 * width
+        start = (first + step - 1) // step * step
+        at = next((r for r in range(start, LINK_LAST_REGISTER + 2 - width, step)
                    if all(free[r:r + width])), None)
         if at is None:
-            offset = (end + 4 * width - 1) // (4 * width) * (4 * width)
+            offset = (end + align - 1) // align * align
             out.append(Place(None, width, offset))
             end = offset + 4 * width
+            area_align = max(area_align, align)     # (a 16-aligned struct there: 0x28 -> 0x30)
         else:
             free[at:at + width] = [False] * width
             out.append(Place(at, width))
-    return out, (end + AREA_ALIGN - 1) // AREA_ALIGN * AREA_ALIGN
+    return out, end, area_align
 
 
-def link_registers(types: list[str], what: str, function: str) -> list[tuple[int, int]]:
+def link_units(params, structs: dict | None = None) -> list:
+    """The link-time units of ir.Params: a PTX type per register value (`slot_types`), or a
+    `Struct` for a bodiless declaration's `.param` array or for a link target's struct
+    words (`name$w0`, `name$w1`, …; `structs` from its STRUCTS attribute)."""
+    structs = structs or {}
+    groups, types = packed_groups(params), slot_types(params)
+    units, g = [], 0
+    while g < len(groups):
+        p = params[groups[g][0]]
+        stem, _, k = p.name.rpartition("$w")
+        if p.size * 8 > type_bits(p.type):
+            units.append(Struct(p.size, p.align))
+            g += 1
+        elif stem in structs and k == "0":
+            units.append(Struct(*structs[stem]))
+            g += units[-1].words
+        else:
+            units.append(types[g])
+            g += 1
+    return units
+
+
+def word_places(units: list, places: list[Place]) -> list[Place]:
+    """`places` (of `units`, `link_layout`) with each struct's as a place per word."""
+    out = []
+    for unit, place in zip(units, places):
+        if not isinstance(unit, Struct):
+            out.append(place)
+            continue
+        for k in range(unit.words):
+            out.append(Place(place.register + k, 1) if place.register is not None
+                       else Place(None, 1, place.offset + 4 * k))
+    return out
+
+
+def word_types(units: list) -> list[str]:
+    """The PTX type of each word `word_places` gives a place."""
+    return [t for u in units for t in (["b32"] * u.words if isinstance(u, Struct) else [u])]
+
+
+# A result that does not fit R4..R15 (a struct over 12 words) comes back through memory
+# (measured, ptxas 13.5.37 -c, `.param .align 4 .b8 r[52]`): the caller passes the local
+# address of a buffer in its frame (R1 + the outgoing area's size: `IMAD.MOV.U32 R4, RZ,
+# RZ, R1` with no stack arguments) in R4, the arguments are placed from R5, the callee
+# stores the result's words with `STL [R4+4k]` and returns nothing in registers, the caller
+# reads them back with `LDL` (`link_stack`: where the buffer lies).
+RESULT_BUFFER = FIRST_ARGUMENT
+
+
+def result_buffer(units: list, function: str) -> int:
+    """The bytes of the buffer a link-time result of `units` comes back in (0: registers)."""
+    return 4 * len(word_places(units, link_layout(units, "result", function)[0])) \
+        if link_layout(units, "result", function)[1] else 0
+
+
+def link_stack(units: list, result_units: list, function: str) -> tuple[list[Place], int, int | None]:
+    """A link-time call's argument places (of `units`), the outgoing area's size in bytes and
+    the result buffer's offset in it (None: results in registers, the arguments from R4).
+    Measured (5 signatures, sweep seeds 200-259): the buffer right after the stack arguments
+    (their unrounded end: R4 = R1 + 0x4c), the area then rounded as without it (to 8, or
+    16 with a 16-aligned struct on the stack: 0x4c + 52 -> 0x80)."""
+    buffer = result_buffer(result_units, function)
+    places, end, align = _link_places(units, "argument", function, FIRST_ARGUMENT + (buffer > 0))
+    if not buffer:
+        return places, (end + align - 1) // align * align, None
+    return places, (end + buffer + align - 1) // align * align, end
+
+
+def link_call_layout(params, returns, structs, function: str) -> tuple[list, list[Place], int, int | None]:
+    """A link-time call's argument units, their word places (`word_places`), the outgoing
+    area's size and the result buffer's offset (`link_stack`)."""
+    units = link_units(params, structs)
+    places, area, buffer = link_stack(units, link_units(returns, structs), function)
+    return units, word_places(units, places), area, buffer
+
+
+def link_result_registers(function) -> set[int]:
+    """The registers a link target's results occupy (none for a result through memory)."""
+    units = link_units(function.returns, function.attributes.get(STRUCTS))
+    if result_buffer(units, function.name):
+        return set()
+    return {r + k for r, w in link_registers(units, "result", function.name) for k in range(w)}
+
+
+def link_registers(types: list, what: str, function: str) -> list[tuple[int, int]]:
     """(first register, width) of values the link-time convention must pass in registers
     (results: ptxas returns what does not fit through memory, not done here)."""
     places, area = link_layout(types, what, function)
     if area:
         raise CompileError(f"{what}s of the out-of-line function `{function}` past R{LINK_LAST_REGISTER} "
                            f"(returned through memory) not supported yet")
-    return [(p.register, p.width) for p in places]
+    return [(p.register, p.width) for p in word_places(types, places)]
 
 
 def outgoing_area(fn, functions: dict) -> int:
@@ -156,10 +274,10 @@ def outgoing_area(fn, functions: dict) -> int:
             if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
                 continue
             callee = functions.get(ins.srcs[0].name)
-            if callee is None or (callee.blocks and not is_linkable(callee)) \
-                    or any(p.size * 8 > type_bits(p.type) for p in callee.params):
+            if callee is None or (callee.blocks and not is_linkable(callee)):
                 continue
-            area = max(area, link_layout(slot_types(callee.params), "argument", callee.name)[1])
+            area = max(area, link_call_layout(callee.params, callee.returns,
+                                              callee.attributes.get(STRUCTS), callee.name)[2])
     return area
 
 
@@ -276,7 +394,7 @@ def is_linkable(function) -> bool:
 def prototype_string(function) -> str:
     """ptxas's `.nv.prototype` string of a function (`#` + result + parameters; `v` no
     result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `h` b16/f16, `b` b8, `b<N>` an
-    N-byte `.param` array):
+    N-byte `.param` array, whatever its alignment: `#iib12b6ib3`, measured):
     `#iil` for `(.param .b32 r) f(.param .b32 x, .param .b64 y)`."""
     def code(p) -> str:
         bits = type_bits(p.type)
@@ -288,7 +406,18 @@ def prototype_string(function) -> str:
             raise CompileError("In ABI compilation, passing predicate, 8-bit and 16-bit parameters "
                                "to device functions is not supported")
         return {"f32": "f", "f64": "d"}.get(p.type, "i" if bits == 32 else "l")
-    text = "#" + ("".join(code(p) for p in function.returns) or "v") + "".join(code(p) for p in function.params)
+    structs = function.attributes.get(STRUCTS) or {}
+
+    def codes(params) -> str:       # a link target's struct words: the struct's code once
+        out = []
+        for p in params:
+            stem, _, k = p.name.rpartition("$w")
+            if stem in structs:
+                out += [f"b{structs[stem][0]}"] if k == "0" else []
+            else:
+                out.append(code(p))
+        return "".join(out)
+    text = "#" + (codes(function.returns) or "v") + codes(function.params)
     from ptx2sass.frontend.instructions import SYSTEM_FUNCTIONS
     return text + SYSTEM_PROTOTYPE_SUFFIX if function.name in SYSTEM_FUNCTIONS else text
 

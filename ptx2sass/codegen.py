@@ -361,7 +361,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
             raise CompileError(f"function {fn.name}: .shared variables in an out-of-line function "
                                f"not supported yet", filename)
         body, _ = _body_slots(compiled, "")
-        keep = abi.result_registers(fn.returns, fn.name) | {STACK_POINTER, RZ.index}
+        keep = (abi.link_result_registers(fn) if abi.is_linkable(fn)
+                else abi.result_registers(fn.returns, fn.name)) | {STACK_POINTER, RZ.index}
         written = sorted({i for s in body for f, i in s.writes if f == "R"} - keep)
         if abi.is_linkable(fn):        # a link target keeps only what the link convention asks
             written = [r for r in written if abi.link_target_saves(r)]
@@ -1353,6 +1354,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         local = unreferenced_local_functions(module)
         linkable = linkable_functions(module) | local
     grid_bits = grid_attributes.function_bits(module, set() if whole_program else linkable)
+    structs = {f.name: _struct_params(f) for f in module.functions()
+               if f.name in linkable and f.body is not None}
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable)
     out = lower_module(branch_around_expanded_guards(module))
@@ -1363,6 +1366,8 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             fn.attributes[grid_attributes.KEY] = grid_bits[fn.name]
         if fn.name in linkable:
             fn.attributes[abi.LINKABLE] = True
+            if structs.get(fn.name):
+                fn.attributes[abi.STRUCTS] = structs[fn.name]
         if fn.name in local:
             fn.attributes[abi.LOCAL_FUNCTION] = True
         if fn.name in declared:
@@ -1372,6 +1377,15 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
         if fn.name in local_entries:
             fn.attributes[abi.LOCAL_ENTRY] = True
     return out
+
+
+def _struct_params(f) -> dict[str, tuple[int, int]]:
+    """A function's `.param` arrays (structs), parameters and results: name -> (size in
+    bytes, alignment), as ptx2sass.abi.STRUCTS records them."""
+    from ptx2sass.frontend.instructions import TYPE_BITS
+    return {d.name: ((d.dims[0] or 0) * TYPE_BITS.get(decl.type, 8) // 8, decl.align or 1)
+            for decl in (*f.params, *f.return_params) if any(x.dims for x in decl.declarators)
+            for d in decl.declarators}
 
 
 def _verified(fn: ir.Function, filename: str | None) -> None:

@@ -76,6 +76,10 @@ class _Inliner:
         self.temps: dict[str, str] = {}        # registers the packing declares → PTX type
         self.layouts = {f.name: self.flat_layout(f) for f in module.functions()
                         if f.kind == ".func" and f.body is not None and f.name in self.out_of_line}
+        # bodiless declarations (another module's functions, -c): their structs as words too,
+        # placed by the link-time convention (ptx2sass.abi.link_layout)
+        self.layouts.update((f.name, self.flat_layout(f)) for f in module.functions()
+                            if f.name in self.externs and f.name not in self.layouts)
 
     def unsupported(self, node, what: str) -> CompileError:
         return CompileError(f"{what} not supported yet", self.file, getattr(node, "line", None))
@@ -294,7 +298,8 @@ class _Inliner:
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 ops = st.operands
                 names = [o for o in ops if isinstance(o, ast.Name)]
-                if names and (names[0].name in self.recursive or names[0].name in self.linkable):
+                if names and (names[0].name in self.recursive or names[0].name in self.linkable
+                              or names[0].name in self.externs):
                     for o in ops:
                         if isinstance(o, ast.ParenList):
                             yield from (e.name for e in o.elements if isinstance(e, ast.Name))
@@ -302,8 +307,11 @@ class _Inliner:
     def flat_layout(self, fn: ast.Function) -> list:
         """Per parameter then per result of an out-of-line function: None for a scalar, or
         (padded, words) for a struct: its words start at an even register when it is
-        8-aligned (the rule of ptx2sass.abi.register_layout, followed here)."""
+        8-aligned (the rule of ptx2sass.abi.register_layout, followed here); never padded
+        in the link-time convention (link targets, bodiless declarations), where
+        ptx2sass.abi.link_layout places each struct's words as a unit."""
         out = []
+        link = fn.name in self.linkable or fn.body is None
         for group in (fn.params, fn.return_params):
             at = 4
             for decl in group:
@@ -314,7 +322,7 @@ class _Inliner:
                         out.append(None)
                         continue
                     size = (d.dims[0] or 0) * TYPE_BITS.get(decl.type, 0) // 8
-                    pad = (decl.align or 1) >= 8 and at % 2 == 1
+                    pad = (decl.align or 1) >= 8 and at % 2 == 1 and not link
                     words = (size + 3) // 4
                     at += pad + words
                     out.append((pad, words))

@@ -145,17 +145,15 @@ def call_layout(cubin: bytes, kernel: str = "k") -> tuple[dict, int]:
             addr = re.search(r"\[R\d+(?:\.64)?(?:\+(0x[0-9a-f]+))?\]", m[2])
             off = int(addr[1], 16) if addr[1] else 0
             d = int(_REG.match(args[0])[1])
-            regs[d] = off
-            if ".64" in op:
-                regs[d + 1] = off + 4
+            for k in range(4 if ".128" in op else 2 if ".64" in op else 1):
+                regs[d + k] = off + 4 * k
             continue
         if base == "STL":
             addr = re.search(r"\[R1(?:\+(0x[0-9a-f]+))?\]", m[2])
             off = int(addr[1], 16) if addr[1] else 0
             s = int(_REG.match(args[-1])[1])
-            stack[off] = regs.get(s)
-            if ".64" in op:
-                stack[off + 4] = regs.get(s + 1)
+            for k in range(4 if ".128" in op else 2 if ".64" in op else 1):    # (ptxas: STL.128 of a struct)
+                stack[off + 4 * k] = regs.get(s + k)
             continue
         if (base == "MOV" and len(args) == 2) or (op == "IMAD.MOV.U32" and args[1:3] == ["RZ", "RZ"]):
             src = _REG.match(args[-1].replace(".reuse", ""))

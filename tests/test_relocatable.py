@@ -417,15 +417,18 @@ def test_whole_program_still_refuses_unresolved_externs():
     assert "Unresolved extern function 'addk'" in oracle.ptxas(CALLER).stderr
 
 
-def test_zluda_extern_func_struct_result_is_refused_clearly():
-    """zluda's compile_only/extern_func returns a 16-byte struct: ptxas -c accepts it;
-    we refuse (struct parameters of extern functions are not done)."""
+def test_zluda_extern_func_struct_result_compiles():
+    """zluda's compile_only/extern_func returns a 16-byte struct: ptxas -c accepts it and so
+    do we now (branch struct28; struct results in R4.., tests/test_link_struct_arguments.py),
+    with ptxas's `.nv.prototype` string (`#b16l`)."""
+    import re
     path = ZLUDA / "compile_only" / "extern_func.ptx"
     if not path.is_file():
         pytest.skip("zluda corpus not present")
-    _ptxas_c(path.read_text())
-    with pytest.raises(CompileError, match="struct .* not supported yet"):
-        _ours_c(path.read_text())
+    theirs = _ptxas_c(path.read_text())
+    ours = _ours_c(path.read_text())
+    assert re.findall(rb"#[a-z0-9]+", theirs) == [b"#b16l"]
+    assert re.findall(rb"#[a-z0-9]+", ours) == [b"#b16l"]
 
 
 def test_command_writes_a_relocatable_cubin(tmp_path):

@@ -133,11 +133,18 @@ class CallSelection:
         stored into the outgoing area unless not `stack`), and the results' (register,
         width) layout; what the convention cannot pass is refused."""
         what = callee.name
-        if any(p.size * 8 > abi.type_bits(p.type) for p in callee.params + callee.returns):
-            raise self.unsupported(f"struct (.param array) parameter of the extern function `{what}`")
-        args, arg_types = self.packed(ins.srcs[1:], callee.params)
-        return self.call_arguments(ins, args, arg_types, abi.slot_types(callee.returns), what,
-                                   link=True, stack=stack, results=len(callee.returns))
+        structs = callee.attributes.get(abi.STRUCTS)
+        units = abi.link_units(callee.params, structs)
+        res_units = abi.link_units(callee.returns, structs)
+        if not any(isinstance(u, abi.Struct) for u in units + res_units):
+            args, _ = self.packed(ins.srcs[1:], callee.params)
+            results = len(callee.returns)
+        elif any(len(g) > 1 for g in abi.packed_groups(callee.params) + abi.packed_groups(callee.returns)):
+            raise self.unsupported(f"struct and packed vector parameters of the extern function `{what}` together")
+        else:       # ptx2sass.inline passes a struct as its words
+            args, results = list(ins.srcs[1:]), len(abi.word_types(res_units))
+        return self.call_arguments(ins, args, units, res_units, what,
+                                   link=True, stack=stack, results=results)
 
     def call_arguments(self, ins, args, arg_types, result_types, what, link=False, stack=True, results=None):
         """The places of a call's arguments and results (`link`: by the link-time convention,
@@ -145,17 +152,28 @@ class CallSelection:
         their fixed registers or stored into the outgoing area (refused where not `stack`);
         the uses for the CALL and the results' (register, width) layout. `results`: how many
         results the callee has (packed vector elements share a register), None: one each."""
+        self.result_memory = None
         if link:
-            places, area = abi.link_layout(arg_types, "argument", what)
-            res_layout = abi.link_registers(result_types, "result", what)
+            places, area, buffer = abi.link_stack(arg_types, result_types, what)
+            places, arg_types = abi.word_places(arg_types, places), abi.word_types(arg_types)
+            res_layout = abi.link_registers(result_types, "result", what) if buffer is None else []
+            if buffer is not None and (not stack or self.placements.get(abi.OUTGOING_AREA) is None):
+                raise self.unsupported(f"a result of `{what}` beyond R{abi.LINK_LAST_REGISTER} (through memory) here")
             if area and not stack:
                 raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack)")
         else:
             places = [abi.Place(r, w) for r, w in abi.register_layout(arg_types, "argument", what)]
             res_layout = abi.register_layout(result_types, "result", what)
-        if len(args) != len(places) or len(ins.dests) != (len(res_layout) if results is None else results):
+        if len(args) != len(places) or (
+                not (link and buffer is not None) and len(ins.dests) != (len(res_layout) if results is None else results)):
             raise self.unsupported(f"`call` of `{what}` with a different parameter count")
         uses = []
+        if link and buffer is not None:     # the buffer's local address in R4, in the outgoing area
+            at = self.placements[abi.OUTGOING_AREA].value + buffer
+            r = self.mf.fixed_vreg("R", abi.RESULT_BUFFER, 1)
+            self.emit("IADD3", (), [VOp(r), SP, Imm(at), RZ], guarded=False)
+            uses.append(VOp(r))
+            self.result_memory = at
         for a, ty, place in zip(args, arg_types, places):
             if place.register is None:
                 self.store_outgoing(a, ty, place, what)
@@ -302,15 +320,33 @@ class CallSelection:
         back = self.start_block("ret")
         low.operands[1] = Reloc("lo", abi.RETURN_SYMBOL, back.name)
         high.operands[1] = Reloc("hi", abi.RETURN_SYMBOL, back.name)
-        self.extern_call_results(ins, defs, callee.returns if callee is not None else None)
+        returns = callee.returns if callee is not None else None
+        if returns is not None and len(ins.dests) != len(returns):
+            returns = None          # a struct result as its words (ptx2sass.inline)
+        memory = self.result_memory
+        self.extern_call_results(ins, defs, returns)
+        if memory is not None:      # a result through memory: its words read back
+            for k, d in enumerate(ins.dests):
+                self.emit("LDL", (), [VOp(self.vreg(d)), VMem(SP, memory + 4 * k, wide=False)], guarded=False)
 
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
         address as the convention delivers them."""
         params = self.fn.params
         if abi.is_linkable(self.fn):      # the link-time convention: R4..R15, then the stack
-            places, _ = abi.link_layout(abi.slot_types(params), "argument", self.fn.name)
-            self.result_layout = abi.link_registers(abi.slot_types(self.fn.returns), "result", self.fn.name)
+            _, places, _, buffer = abi.link_call_layout(params, self.fn.returns, self.fn.attributes.get(abi.STRUCTS),
+                                                        self.fn.name)
+            if buffer is not None:      # the result through memory: the buffer's address arrives in R4
+                r = self.mf.fixed_vreg("R", abi.RESULT_BUFFER, 1)
+                self.emit(IMPLICIT_DEF, (), [VOp(r)], guarded=False)
+                self.result_buffer = self.mf.new_vreg()
+                self.emit(COPY, (), [VOp(self.result_buffer), VOp(r)], guarded=False)
+                words = abi.result_buffer(abi.link_units(self.fn.returns, self.fn.attributes.get(abi.STRUCTS)),
+                                          self.fn.name) // 4
+                self.result_layout = [(None, 1)] * words
+            else:
+                self.result_layout = abi.link_registers(
+                    abi.link_units(self.fn.returns, self.fn.attributes.get(abi.STRUCTS)), "result", self.fn.name)
         else:
             places = [abi.Place(r, w) for r, w in abi.register_layout(abi.slot_types(params), "argument",
                                                                       self.fn.name)]
@@ -368,13 +404,23 @@ class CallSelection:
         self.emit_return(list(zip(values, types)), term.line)
 
     def emit_return(self, values, line) -> None:
-        """The results into R4.., the return address back into R2:R3, RET."""
+        """The results into R4.. (or stored through the result buffer), the return address
+        back into R2:R3, RET."""
         results = []
-        for (v, ty), (reg, width) in zip(values, self.result_layout):
+        for k, ((v, ty), (reg, width)) in enumerate(zip(values, self.result_layout)):
+            if reg is None:
+                self.store_result(k, v, ty)
+                continue
             r = self.mf.fixed_vreg("R", reg, width)
             self.copy_slot(VOp(r), v, ty)
             results.append(VOp(r))
         self.emit_ret(results, line)
+
+    def store_result(self, k: int, v, ty: str) -> None:
+        """Word `k` of a result returned through memory: `STL [buffer+4k]` (ptx2sass.abi)."""
+        t = VOp(self.mf.new_vreg())
+        self.copy_slot(t, v, ty)
+        self.emit("STL", (), [VMem(VOp(self.result_buffer), 4 * k, wide=False), t], ndefs=0, guarded=False)
 
     def return_register(self) -> int:
         """Where the return address arrives: R2:R3, or R20:R21 in a link target (abi)."""
@@ -399,7 +445,10 @@ class CallSelection:
             return
         self.current, self.out, self.guard = rb, rb.instrs, None
         results = []
-        for r, (reg, width) in zip(self.return_values, self.result_layout):
+        for k, (r, (reg, width)) in enumerate(zip(self.return_values, self.result_layout)):
+            if reg is None:
+                self.store_result(k, VOp(r), "b32")
+                continue
             f = self.mf.fixed_vreg("R", reg, width)
             self.emit(COPY, (), [VOp(f), VOp(r)], guarded=False)
             results.append(VOp(f))
