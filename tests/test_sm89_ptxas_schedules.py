@@ -18,6 +18,7 @@ RULES = {
     "34005581": "CS2R -> I2F.U64 5",
     "37000480": "CS2R -> STL.128's data 5 (sm_80)",
     "37003564": "CS2R -> SUST.64's data 4 (sm_80)",
+    "38003358": "HSET2 -> SURED's data 4 (sm_86)",
 }
 
 
