@@ -210,3 +210,17 @@ def test_default_per_target():
         default = _ops(codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, {},
                                                filename="k.ptx")[0])
         assert default == _ops(_ours(ptx, arch, uniform=on)), arch
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89"])
+def test_pointer_parameter_read_by_vector_code_stays_vector(arch):
+    """sm_8x loads a 64-bit parameter as two `MOV R, c[]` halves; a pointer only vector
+    instructions read gains nothing from ULDC + `MOV R, UR` per half (zluda's shr on sm_89 with
+    the pass: 10 -> 14 instructions; ptxas: MOV c[] pair). Branch u89_28."""
+    ptx = _kernel("st.global.u32 [%rd1+4], %r1;")
+    ours, off = _check(ptx, lambda n, m, ctaid, tid: np.where(ctaid * BLOCK + tid == 1, n, 0xDEADBEEF),
+                       cases=((5, 3), (7, 0)), arch=arch)
+    assert len(ours) <= len(off), (ours, off)
+    assert not any(o.startswith("ULDC UR") and "0x160" in o for o in ours), ours
+    ref = oracle.ptxas(ptx.replace("sm_89", arch), arch)
+    assert not any("ULDC" in o and "0x160" in o for o in _ops(ref.output))

@@ -267,6 +267,24 @@ def _left_alone(mf: MFunction) -> bool:
     return False
 
 
+def _only_loaded(vid: int, writes: dict, seen: frozenset = frozenset()) -> bool:
+    """Every write of `vid` a plain parameter load (ULDC form), directly or through COPYs."""
+    ws = writes.get(vid, ())
+    if not any(w.opcode != IMPLICIT_DEF for w in ws) or vid in seen or not seen and not any(
+            w.opcode in (IMPLICIT_DEF, COPY) for w in ws):
+        return False
+    for w in ws:
+        if w.opcode == IMPLICIT_DEF:          # (a value written by halves)
+            continue
+        if w.opcode == COPY:
+            src = w.operands[1]
+            if not (isinstance(src, VOp) and _only_loaded(src.reg.id, writes, seen | {vid})):
+                return False
+        elif (_uniform_form(w) or ("",))[0] != "ULDC":
+            return False
+    return True
+
+
 def _copyable(writers: list[MInstr], readers, where: dict, depth: dict) -> bool:
     """Whether `_copy_for_readers` can serve `readers` ((instruction, operand index)) with
     vector copies: each gets one just before it unless it sits in a deeper loop than every
@@ -445,7 +463,11 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                                   for r, _, _ in reads.get(vid, ()))
             # a 64-bit row base read only by vector instructions is worth its copies
             # (ptxas: the IMAD.WIDE adding a lane's offset), but not once per loop trip
-            wide = mf.vregs[vid].width > 1 and all(depth[where[id(r)]] == 0 for r, _ in bad)
+            # (a computed one: a 64-bit parameter loaded as two halves, sm_8x's `MOV R, c[]`
+            # pair, would only become ULDC + MOV R, UR per half: zluda's shr 10 -> 14
+            # instructions on sm_89, branch u89_28)
+            wide = mf.vregs[vid].width > 1 and all(depth[where[id(r)]] == 0 for r, _ in bad) \
+                and not _only_loaded(vid, writes)
             if POLICY["copies"] and _copyable(writes[vid], bad, where, depth) and uniform_readers >= (
                     POLICY["wide_copy_readers"] if wide else POLICY["copy_readers"]):
                 needs_copy[vid] = bad
