@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from ptx2sass.records import dataclass
 
-from . import table_cache
+from . import fields, table_cache
 from .fields import (View, apply_edits, canonical, float_bits, float_text, half_kind, operand_shape,
                      parse_view, render_shape, render_view, undo_edits, ungapped, use_family, value_class)
 from .arch import ARCHS, UnknownArch, target
@@ -750,19 +750,23 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
     return word
 
 
-_SHAPES: dict[str, tuple[str, tuple]] = {}     # operand text -> (ungapped shape, its numbers)
+# (operand text, URZ's number) -> (ungapped shape, its numbers)
+_SHAPES: dict[tuple[str, int], tuple[str, tuple]] = {}
 
 
 def _shape_of(op: str) -> tuple[str, tuple]:
     """`operand_shape(op)` without a constant's gap (`ungapped`), kept by text (the numbers as a tuple: shared
     by every instruction naming the operand): `R4`, `c[0x0][0x160]` recur across
-    instructions whose texts differ, and the regular expressions cost ~10 us an operand."""
-    known = _SHAPES.get(op)
+    instructions whose texts differ, and the regular expressions cost ~10 us an operand.
+    URZ's number is the family's (fields.ZERO_NAMES: 63, or 255 with 8-bit fields), so it
+    is part of the key."""
+    key = (op, fields.ZERO_NAMES["URZ"][1])
+    known = _SHAPES.get(key)
     if known is None:
         if len(_SHAPES) >= _WORDS_KEPT:
             _SHAPES.clear()
         shape, nums = operand_shape(op)
-        known = _SHAPES[op] = (ungapped(shape), tuple(nums))
+        known = _SHAPES[key] = (ungapped(shape), tuple(nums))
     return known
 
 
