@@ -682,28 +682,13 @@ class Checker:
                         self.resolve_names(operand, scope, self.labels)
                     return
                 if op == "cvt" and ins.modifiers[:1] == (".pack",):
-                    found = cvt_packed.pack_problems(ins.modifiers, len(ins.operands))
-                    for problem in found:
-                        self.error(problem, ins)
-                    if found:
-                        for operand in ins.operands:
-                            self.resolve_names(operand, scope, self.labels)
+                    if self.reported(cvt_packed.pack_problems(ins.modifiers, len(ins.operands)), ins, scope):
                         return
                 if op == "red" and ins.modifiers[:1] == (".async",):
-                    found = async_store.red_async_problems(ins.modifiers)
-                    for problem in found:
-                        self.error(problem, ins)
-                    if found:
-                        for operand in ins.operands:
-                            self.resolve_names(operand, scope, self.labels)
+                    if self.reported(async_store.red_async_problems(ins.modifiers), ins, scope):
                         return
                 if cp_async_arrive.applies(op, ins.modifiers):
-                    found = cp_async_arrive.problems(ins.modifiers, ins.operands)
-                    for problem in found:
-                        self.error(problem, ins)
-                    if found:
-                        for operand in ins.operands:
-                            self.resolve_names(operand, scope, self.labels)
+                    if self.reported(cp_async_arrive.problems(ins.modifiers, ins.operands), ins, scope):
                         return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
@@ -1583,6 +1568,16 @@ class Checker:
         if not ok:
             self.mismatch(name, ins)
 
+
+    def reported(self, problems: list[str], ins, scope) -> bool:
+        """Report `problems` of `ins` in ptxas's words; where there are any, the instruction's
+        names are still resolved (ptxas reports unknown ones too) and its other checks skipped."""
+        for problem in problems:
+            self.error(problem, ins)
+        if problems:
+            for operand in ins.operands:
+                self.resolve_names(operand, scope, self.labels)
+        return bool(problems)
     def mismatch(self, name, ins):
         self.error(f"Arguments mismatch for instruction '{name}'", ins)
 
