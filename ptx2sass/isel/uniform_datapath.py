@@ -69,6 +69,10 @@ RESERVED_UR = frozenset({4, 5})
 UR_COUNT, UP_COUNT = 63, 7          # UR0..UR62 (URZ is 63 on the wire), UP0..UP6
 
 
+# the texture unit's instructions: their uniform-register operand is the texture/surface handle
+TEXTURE_UNIT_OPCODES = frozenset({"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"})
+
+
 def _is_zero_reg(op, file: str) -> bool:
     return type(op) is Reg and op.file == file and op.is_zero
 
@@ -285,6 +289,27 @@ def _only_loaded(vid: int, writes: dict, seen: frozenset = frozenset()) -> bool:
     return True
 
 
+def _copied_in(vid: int, writes: dict) -> set[int]:
+    """The instructions whose results reach `vid` through copies alone (a loop's phi copies:
+    `v1 = COPY t; t = COPY v2; v2 = LOP3 v1, 1`, the wgmma K loop's mbarrier phase): they
+    update the value itself, so they are no readers that make a vector copy of it worth it
+    (with them counted, the phase's per-trip SHF took a `MOV R, UR` each trip)."""
+    found: set[int] = set()
+    todo, seen = [vid], {vid}
+    while todo:
+        for w in writes.get(todo.pop(), ()):
+            if w.opcode != COPY:
+                continue
+            for _, op, is_def in register_operands(w):
+                if is_def or op.reg.id in seen:
+                    continue
+                seen.add(op.reg.id)
+                for x in writes.get(op.reg.id, ()):
+                    found.add(id(x))
+                todo.append(op.reg.id)
+    return found
+
+
 def _copyable(writers: list[MInstr], readers, where: dict, depth: dict) -> bool:
     """Whether `_copy_for_readers` can serve `readers` ((instruction, operand index)) with
     vector copies: each gets one just before it unless it sits in a deeper loop than every
@@ -434,6 +459,11 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         if ins.opcode in (COPY, IMPLICIT_DEF, "BRA", "BRX", "EXIT"):
             # a copy into a general register costs a MOV where coalescing made it free
             return False
+        if ins.opcode in TEXTURE_UNIT_OPCODES:
+            # a UR in a texture/surface instruction is its handle: a table form that takes a
+            # UR where a coordinate or level was would read that value as the handle
+            # (sm_100 `TEX.LL R4, R6, R4, UR0, 2D` of level -32.0, tests/test_codegen_texture.py)
+            return False
         return _place(ins, cand, arch) is not None
 
     needs_copy: dict[int, list[tuple[MInstr, int]]] = {}    # vreg id -> readers served by a copy
@@ -458,7 +488,7 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             # (a loop counter's own increment, or the copy closing its loop, is no reader
             # that makes it worth a copy: the tests/test_cs2r_zero_pairs.py loop on sm_90
             # had a `MOV R4, UR1` per trip for the compare)
-            own = {id(w) for w in writes[vid]}
+            own = {id(w) for w in writes[vid]} | _copied_in(vid, writes)
             uniform_readers = sum(id(r) in converted and id(r) not in own and r.opcode != COPY
                                   for r, _, _ in reads.get(vid, ()))
             # a 64-bit row base read only by vector instructions is worth its copies
