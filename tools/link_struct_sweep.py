@@ -11,11 +11,8 @@ with ours, run in the emulator against the Python reference.
 """
 from __future__ import annotations
 
-import argparse
 import random
 import sys
-import tempfile
-from pathlib import Path
 
 
 def signature(seed: int) -> tuple[list, object]:
@@ -32,54 +29,22 @@ def signature(seed: int) -> tuple[list, object]:
     return types, ret
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seeds", default="200-259")
-    ap.add_argument("--arch", default="sm_89")
-    ap.add_argument("--run", action="store_true")
-    a = ap.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    import test_link_stack_arguments as t
-    import test_link_struct_arguments as s
-    from ptx2sass.emu.launch import run
+def _right(types, ret, data, want) -> bool:
+    """The result word(s) the run left: a struct's first word (its second over 8 bytes: the
+    callee's sum of words 2..12, as test_link_struct_arguments' callee writes them)."""
+    got = int(data[0]) if ret == "b64" or isinstance(ret, tuple) else int(data[0]) & 0xFFFFFFFF
+    right = got == want
+    if isinstance(ret, tuple) and ret[1] > 8:
+        right &= int(data[1]) & 0xFFFFFFFF == sum((want & 0xFFFFFFFF) + k for k in range(2, 13)) & 0xFFFFFFFF
+    return right
 
-    lo, hi = map(int, a.seeds.split("-"))
-    same = ran = ran_ok = 0
-    for seed in range(lo, hi + 1):
-        types, ret = signature(seed)
-        ptx = t._header(a.arch) + s.declaration(types, ret) + s.caller_ptx(types, ret)
-        theirs = t.call_layout(t._ptxas_c(ptx, a.arch))
-        try:
-            ours = t.call_layout(t._ours_c(ptx, a.arch))
-        except Exception as e:      # (a refusal counts as different)
-            ours = (str(e), 0)
-        ok = ours == theirs and set(theirs[0]) == s._expected_words(types)
-        same += ok
-        line = f"seed {seed}: {len(types)} params, result {ret}, layout {'same' if ok else 'DIFFERENT'}"
-        if a.run:
-            callee = t._header(a.arch) + s.callee_ptx(types, ret)
-            build = {"ours": t._ours_c, "ptxas": t._ptxas_c}
-            for cb, fb in (("ours", "ptxas"), ("ptxas", "ours")):
-                with tempfile.TemporaryDirectory() as tmp:
-                    linked = t._nvlink(build[cb](ptx, a.arch), build[fb](callee, a.arch),
-                                       tmp_path=Path(tmp), arch=a.arch)
-                data = s._data(len(s._slots(types)), seed)
-                want = s.reference(types, data, ret)
-                try:
-                    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
-                except Exception as e:        # (an emulator fault: wrong)
-                    line += f" [{cb} caller: {e}]"
-                    res = None
-                got = int(data[0]) if ret == "b64" or isinstance(ret, tuple) else int(data[0]) & 0xFFFFFFFF
-                right = res is not None and got == want and not res.hazards
-                if isinstance(ret, tuple) and ret[1] > 8:
-                    right &= int(data[1]) & 0xFFFFFFFF == sum((want & 0xFFFFFFFF) + k for k in range(2, 13)) & 0xFFFFFFFF
-                ran += 1
-                ran_ok += right
-                line += f", {cb} caller + {fb} callee {'right' if right else 'WRONG'}"
-        print(line, flush=True)
-    print(f"layout same as ptxas's: {same}/{hi - lo + 1}" + (f"; linked runs right: {ran_ok}/{ran}" if a.run else ""))
-    return 0 if same == hi - lo + 1 and ran_ok == ran else 1
+
+def main(argv=None) -> int:
+    from tools.link_layout_sweep import _tests, sweep
+    _tests()
+    import test_link_struct_arguments as s
+    return sweep(argv, "200-259", signature, s, lambda types, ret: f"{len(types)} params, result {ret}",
+                 lambda types, seed: s._data(len(s._slots(types)), seed), _right)
 
 
 if __name__ == "__main__":
