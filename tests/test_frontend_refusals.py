@@ -5,7 +5,7 @@ refuse it with ptxas's messages in ptxas's order (ours accepted the first three 
 """
 import pytest
 
-from tests.ptxas_refusals import assert_refused_as_ptxas
+from tests.ptxas_refusals import assert_refused_as_ptxas, our_lines, ptxas_lines
 
 KERNEL = """.version {v}
 .target {arch}
@@ -277,29 +277,14 @@ LITERAL_CASES = [
 ]
 
 
-def _our_lines(ptx: str, arch: str) -> list[str]:
-    from ptx2sass import codegen
-    from ptx2sass.errors import CompileError
-    from tests.ptxas_refusals import diagnostic_lines
-    with pytest.raises(CompileError) as e:
-        codegen.compile_ptx(ptx, arch)
-    return diagnostic_lines("\n".join(str(d) for d in e.value.diagnostics))
-
-
 @pytest.mark.parametrize("v,arch,ins,want", LITERAL_CASES)
 def test_refused_with_ptxas_lines(v, arch, ins, want):
-    assert _our_lines(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch) == want
+    assert our_lines(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch) == want
 
 
 @pytest.mark.parametrize("v,arch,ins,want", LITERAL_CASES[::7])
 def test_literals_are_ptxas_output(v, arch, ins, want):
-    from ptx2sass import oracle
-    from tests.ptxas_refusals import diagnostic_lines
-    try:
-        theirs = oracle.ptxas(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch)
-    except oracle.OracleMissing:
-        pytest.skip("pinned ptxas not installed")
-    assert diagnostic_lines(theirs.stderr) == want
+    assert ptxas_lines(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch) == want
 
 
 # ... and forms ptxas 13.5.37 accepts that ours refused (values: tests/test_codegen_int_extra.py)

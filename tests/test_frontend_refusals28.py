@@ -10,7 +10,8 @@ instruction's);
 """
 import pytest
 
-from tests.test_frontend_refusals import KERNEL_MIXED as _MIXED, _our_lines
+from tests.ptxas_refusals import our_lines, ptxas_lines
+from tests.test_frontend_refusals import KERNEL_MIXED as _MIXED
 
 # reject26/27's kernel with .b32 and .b128 registers too (the instruction is line 15)
 KERNEL_MIXED = _MIXED.replace("\t.reg .pred %p<4>;\n",
@@ -325,18 +326,12 @@ LITERAL_CASES = [
 
 @pytest.mark.parametrize("v,arch,ins,want", LITERAL_CASES)
 def test_refused_with_ptxas_lines(v, arch, ins, want):
-    assert _our_lines(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch) == want
+    assert our_lines(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch) == want
 
 
 @pytest.mark.parametrize("v,arch,ins,want", LITERAL_CASES[::5])
 def test_literals_are_ptxas_output(v, arch, ins, want):
-    from ptx2sass import oracle
-    from tests.ptxas_refusals import diagnostic_lines
-    try:
-        theirs = oracle.ptxas(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch)
-    except oracle.OracleMissing:
-        pytest.skip("pinned ptxas not installed")
-    assert diagnostic_lines(theirs.stderr) == want
+    assert ptxas_lines(KERNEL_MIXED.format(v=v, arch=arch, ins=ins), arch) == want
 
 
 # forms ptxas 13.5.37 accepts that ours refused or crashed on (values where they run:
