@@ -48,6 +48,11 @@ class Target:
     # 256: CUDA C++ Programming Guide, occupancy calculator): counts within one unit give
     # the same occupancy.
     register_unit_per_thread: int = 8
+    # (threads, CTAs) an SM holds at once, as ptxas 13.5 checks `.maxntid` (in whole warps)
+    # times `.minnctapersm` against them: past either it warns and ignores .minnctapersm
+    # (probed: sm_75 1024/16, sm_80/90/100/103 2048/32, sm_86/87 1536/16, sm_89/110/120/121
+    # 1536/24; the CUDA C++ Programming Guide's per-compute-capability limits)
+    resident_limits: tuple[int, int] = (2048, 32)
     # The encoding table the codec reads this arch's words with (None: none probed yet).
     encoding_table: str | None = None
     # The code generator supports the arch (its isel choices below are known).
@@ -484,16 +489,18 @@ _TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warp
 _TABLE = [
     #     sm  family       e_flags     param  gdesc  regcount-in-info  mercury  kernel WARs
     _info(75, "turing",    0x6004B04, 0x160, None,  True,  False, sw_war=1, table="turing", **_TURING_CODEGEN,
-          packed_converts=False, packed_half_converts=False, f2fp_type_names=False),
+          resident_limits=(1024, 16), packed_converts=False, packed_half_converts=False, f2fp_type_names=False),
     _info(80, "ampere",    0x6005004, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
           driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=64, packed_converts=False, f2fp_type_names=False,
           uniform_datapath=True),
     _info(86, "ampere",    0x6005604, 0x160, 0x118, True,  False, nval_35=True, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False, uniform_datapath=True),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False, uniform_datapath=True,
+          resident_limits=(1536, 16)),
     _info(87, "ampere",    0x6005704, 0x160, 0x118, True,  False, sw_war=2, nval_35=True, table="ampere",
-          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False, uniform_datapath=True),
+          codegen=True, driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, f2fp_type_names=False, uniform_datapath=True,
+          resident_limits=(1536, 16)),
     _info(89, "ampere",    0x6005904, 0x160, 0x118, True,  False, table="ampere", codegen=True,
-          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, uniform_datapath=True),
+          driver_cbank=_AMPERE_DRIVER_CBANK, max_warps=48, uniform_datapath=True, resident_limits=(1536, 24)),
     _info(90, "hopper",    0x6005A04, 0x210, 0x208, False, False, sw_war=8, table="hopper",
           driver_cbank=_HOPPER_DRIVER_CBANK, **_HOPPER_CODEGEN),
     # sm_100 (B200): sm_120's cubin facts, constant-bank words and section layout (ptxas
@@ -515,13 +522,14 @@ _TABLE = [
                                                        renamed_opcodes=(("RED", "REDG"), ("ULDC", "LDCU")),
                                                        minmax_predicate_outputs=False, credux=False,
                                                        latency="blackwell_sm110"),
-          own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80),
+          own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80, resident_limits=(1536, 24)),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True, resident_limits=(1536, 24),
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120"),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120",
+          resident_limits=(1536, 24)),
 ]
 ARCHS: dict[str, Target] = {a.name: a for a in _TABLE}
 

@@ -472,6 +472,26 @@ def _apply_launch_bounds(module, cl: CommandLine, report: Reporter) -> None:
                 for name, args in wanted.items()]
 
 
+def _warn_unfit_minnctapersm(module, arch: str, report: Reporter) -> None:
+    """ptxas's warning for an entry whose `.minnctapersm` CTAs of `.maxntid`/`.reqntid`
+    threads cannot be resident on one SM (the code generator then ignores the directive)."""
+    from ptx2sass.encoder.arch import target
+    from ptx2sass.launch_bounds import ignored_minnctapersm
+    info = target(arch)
+    for fn in reversed(list(module.entries())):      # ptxas's order: the last entry first
+        args = {d.name: d.args for d in fn.directives}
+        dims = args.get(".maxntid") or args.get(".reqntid")
+        blocks = args.get(".minnctapersm")
+        if not dims or not blocks or any(int(a) <= 0 for a in (*dims, *blocks)):
+            continue
+        threads = 1
+        for d in dims:
+            threads *= int(d)
+        message = ignored_minnctapersm(fn.name, threads, int(blocks[0]), info)
+        if message:
+            report.warning(message)
+
+
 def _check_controls_file(path: str | None) -> None:
     """--apply-controls names a file in a format of NVIDIA's own that ptx2sass cannot
     read: every such file is refused, with ptxas's words for the files ptxas refuses."""
@@ -881,6 +901,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         if report.failed:
             return report.fatal(ABORTED)
     _apply_launch_bounds(module, cl, report)
+    _warn_unfit_minnctapersm(module, arch, report)
+    if report.failed:
+        return report.fatal(ABORTED)
     if not cl.flag("compile-only"):
         for name in _unresolved_extern_variables(module):
             report.warning(f"Unresolved extern variable '{name}' in whole program compilation, "

@@ -339,7 +339,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         select_uniform_datapath(mf, info.name)
     if not mf.uniform_registers and any(v.cls == "UR" for v in mf.vregs):
         mf.uniform_registers = uniform_pools(mf)    # isel/target_forms.py's ULDC loads
-    limit = _register_limit(fn, max_registers)
+    limit = _register_limit(fn, max_registers, info)
     _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:
         solved: dict = {}          # remat_invariants' liveness, while the code stays as it left it
@@ -884,7 +884,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               const2=code.const2,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry,
-                              maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"))
+                              maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"), info)
                               if fn.is_entry else None,
                               shared_window=code.shared_addresses,
                               sparse_mma_mask=sparse_mma_mask(code.instructions),
@@ -1224,19 +1224,17 @@ def _syscall_records(offsets: list[int]) -> list:
     return [NvInfoRecord.words("SYSCALL_OFFSETS", *offsets)] if offsets else []
 
 
-REGISTER_FILE_PER_SM = 65536     # 32-bit registers per SM on sm_8x
-REGISTER_GRANULE = 8             # registers per thread are allotted in steps of 8
-
-
-def _maxreg_record(fn: ir.Function, maxrregcount: int | None) -> int:
-    """EIATTR_MAXREG_COUNT as ptxas 13.5 writes it (probed, sm_89/sm_90a): `.maxnreg` (raised
-    to 24; above 255 ignored), else -maxrregcount where no `.maxntid`/`.reqntid` overrides
-    it, else 0xff."""
+def _maxreg_record(fn: ir.Function, maxrregcount: int | None, target) -> int:
+    """EIATTR_MAXREG_COUNT as ptxas 13.5 writes it (probed, sm_80/89/90): `.maxnreg` (raised
+    to 24; above 255 ignored), else the limit `.maxntid`/`.reqntid` set (`.maxntid 1024`: 64),
+    else -maxrregcount, else 0xff."""
     from ptx2sass.options import MIN_REGISTERS
     maxnreg = fn.attributes.get("maxnreg")
     if maxnreg and int(maxnreg[0]) <= 0xFF:
         return max(int(maxnreg[0]), MIN_REGISTERS)
-    if maxrregcount and not (_launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")):
+    if _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid"):
+        return _threads_register_limit(fn, target) or 0xFF
+    if maxrregcount:
         return int(maxrregcount)
     return 0xFF
 
@@ -1254,7 +1252,7 @@ def _check_fixed_registers(mf, limit: int | None, name: str, filename: str | Non
                            f"register limit {limit} (passing on the stack) not supported yet", filename)
 
 
-def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
+def _register_limit(fn: ir.Function, maxrregcount: int | None, target) -> int | None:
     """The register count the kernel must fit, as ptxas decides it (measured with 13.5):
     `.maxnreg` wins over -maxrregcount; a `.maxntid`/`.reqntid` kernel ignores
     -maxrregcount and gets what lets that many threads (times `.minnctapersm` blocks) share
@@ -1265,14 +1263,18 @@ def _register_limit(fn: ir.Function, maxrregcount: int | None) -> int | None:
         # after `setmaxnreg.dec n` the code may hold only n registers: the whole kernel fits
         # the smallest (a conservative cap; ptxas allots per region)
         return min([int(maxnreg[0])] + ir.setmaxnreg_counts(fn, "dec"))
-    threads = _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")
-    if threads:
-        blocks = int((fn.attributes.get("minnctapersm") or [1])[0]) or 1
-        warps = -(-threads[0] * threads[1] * threads[2] // 32)
-        per_thread = REGISTER_FILE_PER_SM // (warps * 32 * blocks)
-        limit = per_thread // REGISTER_GRANULE * REGISTER_GRANULE
-        return limit if limit < 255 else None
+    if _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid"):
+        return _threads_register_limit(fn, target)
     return int(maxrregcount) if maxrregcount else None
+
+
+def _threads_register_limit(fn: ir.Function, target) -> int | None:
+    """What `.maxntid`/`.reqntid` threads times the `.minnctapersm` blocks ptxas honours
+    leave per thread (launch_bounds.py); None from 255 up."""
+    from ptx2sass.launch_bounds import register_limit
+    dims = _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")
+    blocks = int((fn.attributes.get("minnctapersm") or [1])[0]) or 1
+    return register_limit(dims[0] * dims[1] * dims[2], blocks, target)
 
 
 def _launch_dims(fn: ir.Function, name: str) -> tuple[int, int, int] | None:

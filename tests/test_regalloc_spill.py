@@ -148,6 +148,7 @@ def test_register_limit_is_the_one_ptxas_uses(directives, options):
     """tinygrad's tall matmul wants more registers than any of these limits, so ptxas uses
     exactly its limit; with none (-maxrregcount ignored beside .maxntid) it uses more."""
     from ptx2sass.codegen import _register_limit
+    from ptx2sass.encoder.arch import target
     from tools.emu_testing import TINYGRAD_DIR
     source = (TINYGRAD_DIR / "matmul_f32_tall__r_8_32_2_4_4_32.ptx").read_text()
     assert ".maxntid 64\n" in source
@@ -155,7 +156,7 @@ def test_register_limit_is_the_one_ptxas_uses(directives, options):
     used = re.search(r"Used (\d+) registers", oracle.ptxas(ptx, "sm_89", ("-v", *options)).stderr)
     fn = codegen.lower_ptx(ptx, "sm_89", "k.ptx").functions[0]
     maxrregcount = int(options[0].split("=")[1]) if options else None
-    limit = _register_limit(fn, maxrregcount)
+    limit = _register_limit(fn, maxrregcount, target("sm_89"))
     if limit is None:
         assert int(used.group(1)) > (maxrregcount or 0)
     else:

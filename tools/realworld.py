@@ -50,11 +50,17 @@ def _random_buffer(kind: str, count: int, mod: int | None, rng) -> np.ndarray:
 
 
 def launch_params(run: dict, seed: int = 0) -> list:
-    """The kernel's arguments from its annotation: random buffers (fixed seed), scalars."""
+    """The kernel's arguments from its annotation: random buffers (fixed seed), scalars,
+    `bytes*N` aggregates passed by value."""
     rng = np.random.default_rng(seed)
     out = []
     for arg in run["args"]:
         m = _BUFFER.match(arg)
+        if m and m.group(1) == "bytes":
+            # a by-value aggregate (`.param .b8 p[N]`): random bytes, passed in the parameter bank
+            from ptx2sass.emu.launch import Param
+            out.append(Param(type="bytes", value=rng.integers(0, 256, int(m.group(2)), dtype=np.uint8).tobytes()))
+            continue
         if m:
             array = _random_buffer(m.group(1), int(m.group(2)), int(m.group(3) or 0), rng)
             if run.get("numba"):
