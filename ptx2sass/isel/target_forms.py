@@ -157,7 +157,10 @@ def _takes_uniform(mi: MInstr, reg, arch: str, table_encodes) -> bool:
             probes.append(Reg("UR", 6, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix))
             hit = True
         elif isinstance(op, VOp):
-            probes.append(Reg("P" if op.reg.cls == "P" else "R", 0 if op.reg.cls == "P" else 2,
+            # of its own file: a constant an earlier load made uniform is a UR already (two
+            # in one FFMA, fuzz seed 40000761, no form takes)
+            file = op.reg.cls if op.reg.cls in ("P", "UR", "UP") else "R"
+            probes.append(Reg(file, {"P": 0, "UP": 1, "UR": 8}.get(file, 2),
                               neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix))
         elif isinstance(op, (VMem, ConstRef)) and not (isinstance(op, ConstRef) and op.ureg is None):
             return False        # an address (a memory access): left as it is
