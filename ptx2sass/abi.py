@@ -230,12 +230,18 @@ def link_stack(units: list, result_units: list, function: str) -> tuple[list[Pla
     the result buffer's offset in it (None: results in registers, the arguments from R4).
     Measured (5 signatures, sweep seeds 200-259): the buffer right after the stack arguments
     (their unrounded end: R4 = R1 + 0x4c), the area then rounded as without it (to 8, or
-    16 with a 16-aligned struct on the stack: 0x4c + 52 -> 0x80)."""
+    16 with a 16-aligned struct on the stack: 0x4c + 52 -> 0x80); a result aligned to A > 4
+    (branch cli29): that end rounded up to A, the area rounded to A as well."""
     buffer = result_buffer(result_units, function)
     places, end, align = _link_places(units, "argument", function, FIRST_ARGUMENT + (buffer > 0))
     if not buffer:
         return places, (end + align - 1) // align * align, None
-    return places, (end + buffer + align - 1) // align * align, end
+    # (measured: a result aligned to A > 4 starts at the end rounded to A, and the area is
+    # then rounded to A too: `b8[56]a8` after 8 bytes at 0x8, frame 0x40; `b8[64]a16` at 0x10, 0x50)
+    result_align = max([4] + [u.align for u in result_units if isinstance(u, Struct)])
+    at = (end + result_align - 1) // result_align * result_align
+    align = max(align, result_align)
+    return places, (at + buffer + align - 1) // align * align, at
 
 
 def link_call_layout(params, returns, structs, function: str) -> tuple[list, list[Place], int, int | None]:
