@@ -244,6 +244,35 @@ def link_stack(units: list, result_units: list, function: str) -> tuple[list[Pla
     return places, (at + buffer + align - 1) // align * align, at
 
 
+def link_area_align(units: list, result_units: list, function: str) -> int:
+    """The alignment ptxas gives a link-time call's outgoing area (and so R1 at the CALL):
+    8, a 16-aligned struct on the stack's 16, a result buffer's alignment (measured)."""
+    buffer = result_buffer(result_units, function)
+    align = _link_places(units, "argument", function, FIRST_ARGUMENT + (buffer > 0))[2]
+    if buffer:
+        align = max([align] + [u.align for u in result_units if isinstance(u, Struct)])
+    return align
+
+
+def vector_runs(offsets: list[int], align: int) -> list[tuple[int, int]]:
+    """(offset, words) of the STL/LDL ptxas makes of 32-bit words at byte `offsets` of an
+    area aligned to `align` (measured, 13.5.37 -c): consecutive words merged, whatever
+    argument they belong to, into 16 bytes at a multiple of 16 where the area is 16-aligned,
+    else 8 bytes at a multiple of 8 (`b32` at 0 and a struct from 4: STL.64 [R1], STL.64
+    [R1+0x8], ..., a lone last word STL); `b8[32]a4` in an 8-aligned area: four STL.64."""
+    have, out, done = set(offsets), [], set()
+    for o in sorted(have):
+        if o in done:
+            continue
+        for words in (4, 2, 1):
+            if 4 * words <= max(align, 4) and o % (4 * words) == 0 and \
+                    all(o + 4 * k in have and o + 4 * k not in done for k in range(words)):
+                break
+        out.append((o, words))
+        done.update(o + 4 * k for k in range(words))
+    return out
+
+
 def link_call_layout(params, returns, structs, function: str) -> tuple[list, list[Place], int, int | None]:
     """A link-time call's argument units, their word places (`word_places`), the outgoing
     area's size and the result buffer's offset (`link_stack`)."""
@@ -285,6 +314,29 @@ def outgoing_area(fn, functions: dict) -> int:
             area = max(area, link_call_layout(callee.params, callee.returns,
                                               callee.attributes.get(STRUCTS), callee.name)[2])
     return area
+
+
+def outgoing_area_align(fn, functions: dict) -> int:
+    """The alignment of `fn`'s outgoing area (`outgoing_area`): the largest its calls need."""
+    align = AREA_ALIGN
+    for callee in _link_callees(fn, functions):
+        structs = callee.attributes.get(STRUCTS)
+        align = max(align, link_area_align(link_units(callee.params, structs),
+                                           link_units(callee.returns, structs), callee.name))
+    return align
+
+
+def _link_callees(fn, functions: dict) -> list:
+    out = []
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
+                continue
+            callee = functions.get(ins.srcs[0].name)
+            if callee is None or (callee.blocks and not is_linkable(callee)):
+                continue
+            out.append(callee)
+    return out
 
 
 def packed_groups(params) -> list[list[int]]:

@@ -437,8 +437,8 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
     # the outgoing area of calls by the link-time convention: the frame's bottom (ptx2sass.abi)
     area = abi.outgoing_area(fn, {f.name: f for f in [*module.externs, *module.functions]})
     if area:
-        placements[abi.OUTGOING_AREA] = Placement("local", frame.allocate(area, abi.AREA_ALIGN,
-                                                                          abi.OUTGOING_AREA))
+        align = abi.outgoing_area_align(fn, {f.name: f for f in [*module.externs, *module.functions]})
+        placements[abi.OUTGOING_AREA] = Placement("local", frame.allocate(area, align, abi.OUTGOING_AREA))
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)
     if not relocatable:

@@ -286,3 +286,50 @@ def test_struct_result_through_memory_layout_is_ptxas(types, arch):
     assert set(theirs) == _expected_words(types)
     assert ours == theirs
     assert our_frame == their_frame
+
+
+def _local_accesses(cubin: bytes, kernel: str = "k") -> list[tuple[str, int]]:
+    """(STL/LDL with its width, offset from R1) of every stack access in the kernel."""
+    import re
+    text = oracle.nvdisasm(cubin, ()).split(f".text.{kernel}:", 1)[1]
+    return sorted((m[1], int(m[2] or "0", 16))
+                  for m in re.finditer(r"\b((?:STL|LDL)(?:\.64|\.128)?) (?:R\d+, )?\[R1(?:\+(0x[0-9a-f]+))?\]", text))
+
+
+# stack words as ptxas stores them (branch cli29, measured): consecutive words merged into
+# STL.64 at multiples of 8, STL.128 at multiples of 16 where the area is 16-aligned (a
+# 16-aligned struct on the stack or result), across arguments; result words read back alike
+VECTOR_SIGNATURES = [
+    (["b32", ("s", 80, 4), "b32"], "b32"), (T12 + [("s", 32, 4)], "b32"),
+    (T12 + ["b32", ("s", 32, 4)], "b32"), (T12 + ["b32", ("s", 32, 8)], "b32"),
+    (T12 + ["b32", ("s", 32, 16)], "b32"), (T12 + ["b32"] * 3, "b32"), (T12 + ["b64", "b64"], "b32"),
+    (T12 + ["b32"] * 3, BIG16), (T12 + ["b32"] * 3, ("s", 52, 8)), (T12 + ["b32"], BIG8),
+    (["b32", "b64"], BIG), (["b32", "b64"], BIG16), (SEED250, BIG),
+]
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_100"])
+@pytest.mark.parametrize("types, ret", VECTOR_SIGNATURES)
+def test_stack_words_merged_as_ptxas(types, ret, arch):
+    if arch == "sm_100" and VECTOR_SIGNATURES.index((types, ret)) % 3:
+        pytest.skip("(a third of the signatures on sm_100)")
+    ptx = _header(arch) + declaration(types, ret) + caller_ptx(types, ret)
+    assert _local_accesses(_ours_c(ptx, arch)) == _local_accesses(_ptxas_c(ptx, arch))
+
+
+@pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours")])
+@pytest.mark.parametrize("types, ret", [VECTOR_SIGNATURES[i] for i in (0, 4, 7, 9)])
+def test_merged_stack_words_link_and_run(types, ret, caller_by, callee_by, tmp_path):
+    arch = "sm_89"
+    build = {"ours": _ours_c, "ptxas": _ptxas_c}
+    linked = _nvlink(build[caller_by](_header(arch) + declaration(types, ret) + caller_ptx(types, ret), arch),
+                     build[callee_by](_header(arch) + callee_ptx(types, ret), arch), tmp_path=tmp_path, arch=arch)
+    data = _data(len(_slots(types)), 17)
+    want = reference(types, data, ret)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    got = int(data[0]) if isinstance(ret, tuple) else int(data[0]) & 0xFFFFFFFF
+    assert got == want
+    if isinstance(ret, tuple) and ret[1] > 8:
+        lo = want & 0xFFFFFFFF
+        assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, ret[1] // 4)) & 0xFFFFFFFF

@@ -154,6 +154,7 @@ class CallSelection:
         results the callee has (packed vector elements share a register), None: one each."""
         self.result_memory = None
         if link:
+            link_units = arg_types
             places, area, buffer = abi.link_stack(arg_types, result_types, what)
             places, arg_types = abi.word_places(arg_types, places), abi.word_types(arg_types)
             res_layout = abi.link_registers(result_types, "result", what) if buffer is None else []
@@ -174,26 +175,63 @@ class CallSelection:
             self.emit("IADD3", (), [VOp(r), SP, Imm(at), RZ], guarded=False)
             uses.append(VOp(r))
             self.result_memory = at
+            self.result_align = self.vector_align(abi.link_area_align(link_units, result_types, what))
+        stack = []
         for a, ty, place in zip(args, arg_types, places):
             if place.register is None:
-                self.store_outgoing(a, ty, place, what)
+                stack.append((a, ty, place))
                 continue
             r = self.mf.fixed_vreg("R", place.register, place.width)
             self.copy_slot(VOp(r), a, ty)
             uses.append(VOp(r))
+        if stack:
+            self.store_outgoing(stack, what, self.vector_align(
+                abi.link_area_align(link_units, result_types, what)) if link else 8)
         return uses, res_layout
 
-    def store_outgoing(self, value, ty: str, place, what: str) -> None:
-        """An argument past R15 stored at its offset of the outgoing area, the bottom of
-        this function's frame (variables.kernel_layout reserved it): `STL [R1+off]`."""
+    def vector_align(self, area_align: int) -> int:
+        """The widest access (bytes) ptxas's rule (abi.vector_runs) allows at R1 + offset
+        here: the area's alignment in a kernel, whose stack pointer starts 16-aligned; at
+        most 8 in a function, whose caller's R1 we know only to be 8-aligned (not measured)."""
+        return area_align if self.fn.is_entry else min(area_align, 8)
+
+    def wide_local(self, op: str, base, offset: int, words: list, load: bool) -> None:
+        """One STL/LDL of `words` (VOps, 1, 2 or 4 of them) at `base + offset`: through a
+        vector register whose parts are copied in (stores) or out (loads)."""
+        n = len(words)
+        mods = {1: (), 2: ("64",), 4: ("128",)}[n]
+        if n == 1:
+            ops = [VMem(base, offset, wide=False), words[0]] if not load else [words[0], VMem(base, offset, wide=False)]
+            self.emit(op, mods, ops if load else ops, ndefs=1 if load else 0, guarded=False)
+            return
+        t = self.mf.new_vreg("R", n)
+        if load:
+            self.emit(op, mods, [VOp(t), VMem(base, offset, wide=False)], guarded=False)
+            for k, w in enumerate(words):
+                self.emit(COPY, (), [w, VOp(t, k)], guarded=False)
+            return
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k, w in enumerate(words):
+            self.emit(COPY, (), [VOp(t, k), w], guarded=False)
+        self.emit(op, mods, [VMem(base, offset, wide=False), VOp(t)], ndefs=0, guarded=False)
+
+    def store_outgoing(self, stack, what: str, align: int) -> None:
+        """Arguments past R15 ((value, type, place) each) stored at their offsets of the
+        outgoing area, the bottom of this function's frame (variables.kernel_layout reserved
+        it), their words merged into `STL.64`/`STL.128 [R1+off]` as ptxas merges them
+        (abi.vector_runs; `align`: the widest access allowed)."""
         area = self.placements.get(abi.OUTGOING_AREA)
         if area is None:
             raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack) "
                                    f"in a call through a pointer")
-        t = VOp(self.mf.new_vreg("R", place.width))
-        self.copy_slot(t, value, ty)
-        self.emit("STL", ("64",) if place.width == 2 else (),
-                  [VMem(SP, area.value + place.offset, wide=False), t], ndefs=0, guarded=False)
+        words = {}
+        for value, ty, place in stack:
+            t = self.mf.new_vreg("R", place.width)
+            self.copy_slot(VOp(t), value, ty)
+            for k in range(place.width):
+                words[area.value + place.offset + 4 * k] = VOp(t, k if place.width > 1 else None)
+        for offset, n in abi.vector_runs(list(words), align):
+            self.wide_local("STL", SP, offset, [words[offset + 4 * k] for k in range(n)], load=False)
 
     def copy_slot(self, d: VOp, v, ty: str) -> None:
         """copy_into, or a COPY of a register `packed` made."""
@@ -325,9 +363,10 @@ class CallSelection:
             returns = None          # a struct result as its words (ptx2sass.inline)
         memory = self.result_memory
         self.extern_call_results(ins, defs, returns)
-        if memory is not None:      # a result through memory: its words read back
-            for k, d in enumerate(ins.dests):
-                self.emit("LDL", (), [VOp(self.vreg(d)), VMem(SP, memory + 4 * k, wide=False)], guarded=False)
+        if memory is not None:      # a result through memory: its words read back, merged as ptxas does
+            words = {memory + 4 * k: VOp(self.vreg(d)) for k, d in enumerate(ins.dests)}
+            for offset, n in abi.vector_runs(list(words), self.result_align):
+                self.wide_local("LDL", SP, offset, [words[offset + 4 * k] for k in range(n)], load=True)
 
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
