@@ -254,13 +254,18 @@ def link_area_align(units: list, result_units: list, function: str) -> int:
     return align
 
 
-def vector_runs(offsets: list[int], align: int) -> list[tuple[int, int]]:
+def vector_runs(offsets: list[int], align: int, alone: tuple = ()) -> list[tuple[int, int]]:
     """(offset, words) of the STL/LDL ptxas makes of 32-bit words at byte `offsets` of an
     area aligned to `align` (measured, 13.5.37 -c): consecutive words merged, whatever
     argument they belong to, into 16 bytes at a multiple of 16 where the area is 16-aligned,
     else 8 bytes at a multiple of 8 (`b32` at 0 and a struct from 4: STL.64 [R1], STL.64
-    [R1+0x8], ..., a lone last word STL); `b8[32]a4` in an 8-aligned area: four STL.64."""
+    [R1+0x8], ..., a lone last word STL); `b8[32]a4` in an 8-aligned area: four STL.64. A
+    64-bit scalar (its first word's offset in `alone`) is one STL.64 of its own, never
+    merged with its neighbours (sweep seeds 212, 214: a struct's tail, then a b64)."""
     have, out, done = set(offsets), [], set()
+    for o in alone:
+        out.append((o, 2))
+        done.update((o, o + 4))
     for o in sorted(have):
         if o in done:
             continue
@@ -270,7 +275,7 @@ def vector_runs(offsets: list[int], align: int) -> list[tuple[int, int]]:
                 break
         out.append((o, words))
         done.update(o + 4 * k for k in range(words))
-    return out
+    return sorted(out)
 
 
 def link_call_layout(params, returns, structs, function: str) -> tuple[list, list[Place], int, int | None]:

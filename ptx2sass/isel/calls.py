@@ -224,13 +224,15 @@ class CallSelection:
         if area is None:
             raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack) "
                                    f"in a call through a pointer")
-        words = {}
+        words, alone = {}, []
         for value, ty, place in stack:
+            if place.width == 2:        # a 64-bit scalar: an STL.64 of its own
+                alone.append(area.value + place.offset)
             t = self.mf.new_vreg("R", place.width)
             self.copy_slot(VOp(t), value, ty)
             for k in range(place.width):
                 words[area.value + place.offset + 4 * k] = VOp(t, k if place.width > 1 else None)
-        for offset, n in abi.vector_runs(list(words), align):
+        for offset, n in abi.vector_runs(list(words), align, tuple(alone)):
             self.wide_local("STL", SP, offset, [words[offset + 4 * k] for k in range(n)], load=False)
 
     def copy_slot(self, d: VOp, v, ty: str) -> None:
