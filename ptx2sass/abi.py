@@ -259,13 +259,18 @@ def vector_runs(offsets: list[int], align: int, alone: tuple = ()) -> list[tuple
     area aligned to `align` (measured, 13.5.37 -c): consecutive words merged, whatever
     argument they belong to, into 16 bytes at a multiple of 16 where the area is 16-aligned,
     else 8 bytes at a multiple of 8 (`b32` at 0 and a struct from 4: STL.64 [R1], STL.64
-    [R1+0x8], ..., a lone last word STL); `b8[32]a4` in an 8-aligned area: four STL.64. A
-    64-bit scalar (its first word's offset in `alone`) is one STL.64 of its own, never
-    merged with its neighbours (sweep seeds 212, 214: a struct's tail, then a b64)."""
+    [R1+0x8], ..., a lone last word STL); `b8[32]a4` in an 8-aligned area: four STL.64.
+    64-bit scalars (their first word's offset in `alone`) merge only with each other (two
+    at a multiple of 16 in a 16-aligned area: STL.128), never with 32-bit words (sweep
+    seeds 212, 214: a struct's tail, then a b64: two STL.64; SEED250: b64, b64 one STL.128):
+    ptxas merges stores of the same width."""
     have, out, done = set(offsets), [], set()
-    for o in alone:
-        out.append((o, 2))
-        done.update((o, o + 4))
+    for o in sorted(alone):
+        if o in done:
+            continue
+        pair = align >= 16 and o % 16 == 0 and o + 8 in alone
+        out.append((o, 4 if pair else 2))
+        done.update(o + 4 * k for k in range(4 if pair else 2))
     for o in sorted(have):
         if o in done:
             continue

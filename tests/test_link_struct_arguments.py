@@ -306,7 +306,7 @@ VECTOR_SIGNATURES = [
     (T12 + ["b32"] * 3, BIG16), (T12 + ["b32"] * 3, ("s", 52, 8)), (T12 + ["b32"], BIG8),
     (["b32", "b64"], BIG), (["b32", "b64"], BIG16), (SEED250, BIG),
     # tools.link_struct_sweep --aligned seed 212: a 16-aligned struct's tail, then a b64 on
-    # the stack: two STL.64, never one STL.128 (a 64-bit scalar is stored alone)
+    # the stack: two STL.64, never one STL.128 (64-bit scalars merge only with each other)
     (["b64", "b32", "b64", "b32", "b32", ("s", 12, 8), ("s", 24, 16), "b64"] + ["b32"] * 4 + [("s", 4, 4)], BIG),
 ]
 

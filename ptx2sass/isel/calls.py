@@ -226,7 +226,7 @@ class CallSelection:
                                    f"in a call through a pointer")
         words, alone = {}, []
         for value, ty, place in stack:
-            if place.width == 2:        # a 64-bit scalar: an STL.64 of its own
+            if place.width == 2:        # a 64-bit scalar: merged only with 64-bit ones
                 alone.append(area.value + place.offset)
             t = self.mf.new_vreg("R", place.width)
             self.copy_slot(VOp(t), value, ty)
