@@ -398,7 +398,12 @@ def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
     if not fn.is_entry and fn.attributes.get(DEBUG_SHARED_NAMES) is not None:
         own = [v for v in fn.locals if v.space == "shared"]     # (-c -g: a function's in declaration order)
     module_vars = {v.name: v for v in module.variables if v.space == "shared"}
-    symbols, size, align = [], 0, max([4] + [v.align for v in module_shared_variables(module)])
+    # (the section's alignment: `.nv_debug.shared`'s too, which holds the module's and every
+    # function's own variables: k1 4 -> 8 beside a `.func`'s `.align 8` own one, ptxas 13.5.37
+    # -c and -c -g, generated modules 303/304/310)
+    symbols, size, align = [], 0, max([4] + [v.align for v in module_shared_variables(module)]
+                                      + [v.align for f in module.functions if not f.is_entry
+                                         for v in f.locals if v.space == "shared" and not (v.extern or v.size == 0)])
     for v in own:
         extern = v.extern or v.size == 0
         name = v.name if extern else shared_symbol_name(fn, v)
