@@ -28,6 +28,38 @@ def _compared(data: bytes) -> dict:
     return st
 
 
+# tools.layout_sweeps.shared_module(303): a kernel's section aligned as `.nv_debug.shared`,
+# which holds the callee's 8-aligned own variable (ours: 4, under -c too)
+SEED303 = """.version 7.8
+.target sm_89
+.address_size 64
+.extern .shared .align 16 .b32 dyn[];
+.visible .func (.param .b32 r) f(.param .b32 a)
+{
+  .reg .b32 %r<4>;
+  .shared .align 8 .b32 fs0[16];
+  .shared .align 4 .b32 fs1[16];
+  ld.param.b32 %r1, [a];
+  mov.u32 %r2, fs1; st.shared.u32 [%r2+4], %r1;
+  mov.u32 %r2, fs0; st.shared.u32 [%r2+0], %r1;
+  mov.u32 %r2, dyn; st.shared.u32 [%r2+4], %r1;
+  st.param.b32 [r], %r1;
+  ret;
+}
+.visible .entry k1(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<2>;
+  .shared .align 4 .b32 k1s0[16];
+  ld.param.u64 %rd1, [p];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, k1s0; st.shared.u32 [%r2+4], %r1;
+  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a); ld.param.b32 %r1, [rr]; }
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+"""
+SOURCES = dict(SOURCES, seed303=SEED303)
+
 # (MIXED also reads a `.const` variable: ptxas -c -g moves its address (`MOV R0, `(cv)`,
 # relocation 0x3b) and loads `c[0x3][R0]`; ours reads `c[`(cv)]` (0x40/0x42): a -g `.const`
 # difference, not the shared variables', left alone)
