@@ -309,11 +309,37 @@ def link_registers(types: list, what: str, function: str) -> list[tuple[int, int
     return [(p.register, p.width) for p in word_places(types, places)]
 
 
-def outgoing_area(fn, functions: dict) -> int:
+def pointer_call_units(ins, functions: dict) -> tuple[list, list]:
+    """The link-time units of a call through a pointer (-g): those of a link target it may
+    reach whose words are the call's (its structs as `Struct`s: ptx2sass.inline passes
+    them as words), else its argument values' types (less the prototype) and its results'."""
+    args = [a.type for a in ins.srcs[1:] if type(a).__name__ != "Symbol"]
+    results = [d.type for d in ins.dests]
+    for f in functions.values():
+        structs = f.attributes.get(STRUCTS)
+        if not structs or not f.blocks or not is_linkable(f):
+            continue
+        units, result_units = link_units(f.params, structs), link_units(f.returns, structs)
+        if [type_bits(t) for t in word_types(units)] == [type_bits(t) for t in args] and \
+                [type_bits(t) for t in word_types(result_units)] == [type_bits(t) for t in results]:
+            return units, result_units
+    return args, results
+
+
+def _pointer_calls(fn) -> list:
+    return [ins for b in fn.blocks for ins in b.instrs
+            if ins.opcode == "call" and ins.srcs and type(ins.srcs[0]).__name__ == "Value"]
+
+
+def outgoing_area(fn, functions: dict, pointer_calls: bool = False) -> int:
     """The bytes `fn`'s calls by the link-time convention pass on the stack, at most
     (`functions`: name -> ir.Function of the module's functions and extern declarations):
-    calls of bodiless functions and of link targets."""
+    calls of bodiless functions and of link targets; with `pointer_calls` (-g, where a call
+    through a pointer goes by that convention) those too."""
     area = 0
+    for ins in _pointer_calls(fn) if pointer_calls else ():
+        units, results = pointer_call_units(ins, functions)
+        area = max(area, link_stack(units, results, "function called through a pointer")[1])
     for b in fn.blocks:
         for ins in b.instrs:
             if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
@@ -326,9 +352,11 @@ def outgoing_area(fn, functions: dict) -> int:
     return area
 
 
-def outgoing_area_align(fn, functions: dict) -> int:
+def outgoing_area_align(fn, functions: dict, pointer_calls: bool = False) -> int:
     """The alignment of `fn`'s outgoing area (`outgoing_area`): the largest its calls need."""
     align = AREA_ALIGN
+    for ins in _pointer_calls(fn) if pointer_calls else ():
+        align = max(align, link_area_align(*pointer_call_units(ins, functions), "function called through a pointer"))
     for callee in _link_callees(fn, functions):
         structs = callee.attributes.get(STRUCTS)
         align = max(align, link_area_align(link_units(callee.params, structs),

@@ -830,7 +830,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
                                          _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved,
-                                                                     relocatable=linked_shared),
+                                                                     relocatable=linked_shared, pointer_calls=full_debug),
                                                        fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
@@ -846,7 +846,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
                                              textures_before if info.module_texture_slots else 0,
-                                             relocatable=linked_shared),
+                                             relocatable=linked_shared, pointer_calls=full_debug),
                                fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]

@@ -448,12 +448,13 @@ def _reaches_extern_shared(kernel: ir.Function, module: ir.Module) -> bool:
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
                   filename: str | None = None, reserved_shared: int = 0,
                   handle_refs: list[str] | None = None, textures_before: int = 0,
-                  relocatable: bool = False) -> KernelLayout:
+                  relocatable: bool = False, pointer_calls: bool = False) -> KernelLayout:
     """Where `fn`'s variables live. `reserved_shared`: bytes the driver reserves at the start
     of the shared window (`Target.reserved_shared_bytes`), which the variables follow and
     the section covers. `handle_refs`: the handle variables the kernel names
     (`handle_references` before optimisation; default: those its code names now).
-    `relocatable`: the shared variables are the linker's (`relocatable_shared`)."""
+    `relocatable`: the shared variables are the linker's (`relocatable_shared`).
+    `pointer_calls` (-g): calls through pointers go by the link-time convention too."""
     placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
     if handle_refs is None:
         handle_refs = handle_references(fn, mod.handles)
@@ -487,9 +488,10 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
             placements[v.name] = Placement("shared", size)
     frame = Frame()
     # the outgoing area of calls by the link-time convention: the frame's bottom (ptx2sass.abi)
-    area = abi.outgoing_area(fn, {f.name: f for f in [*module.externs, *module.functions]})
+    functions = {f.name: f for f in [*module.externs, *module.functions]}
+    area = abi.outgoing_area(fn, functions, pointer_calls)
     if area:
-        align = abi.outgoing_area_align(fn, {f.name: f for f in [*module.externs, *module.functions]})
+        align = abi.outgoing_area_align(fn, functions, pointer_calls)
         placements[abi.OUTGOING_AREA] = Placement("local", frame.allocate(area, align, abi.OUTGOING_AREA))
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)

@@ -333,8 +333,8 @@ class CallSelection:
             if any(not isinstance(a, (ir.Value, ir.Const)) for a in args):
                 raise self.unsupported("this argument of an indirect `call`")
             what = "function called through a pointer"
-            uses, res_layout = self.call_arguments(ins, args, [a.type for a in args],
-                                                   [d.type for d in ins.dests], what, link=True)
+            units, result_units = abi.pointer_call_units(ins, self.callees)
+            uses, res_layout = self.call_arguments(ins, args, units, result_units, what, link=True)
         else:
             what = callee.name
             uses, res_layout = self.extern_call_arguments(ins, callee)
