@@ -87,10 +87,11 @@ def _call_site(cubin: bytes) -> tuple:
     """The kernel's frame, R4's offset from R1 (None: no buffer) and the CALL's form."""
     text = oracle.nvdisasm(cubin, ()).split(".text.k:")[1].split(".section")[0]
     frame = re.search(r"IADD3 R1, R1, -(0x[0-9a-f]+)", text)
-    buffer = re.search(r"IADD3 R4, R1, (RZ|0x[0-9a-f]+)", text)
+    buffer = re.search(r"IADD3 R4, R1, (RZ|0x[0-9a-f]+)|IMAD\.MOV\.U32 R4, RZ, RZ, R1 ()", text)
     call = re.search(r"(CALL\.[A-Z.]+) R\d+", text)
+    offset = None if buffer is None else buffer[1] or "RZ"
     return (int(frame[1], 16) if frame else 0,
-            None if buffer is None else 0 if buffer[1] == "RZ" else int(buffer[1], 16), call and call[1])
+            None if offset is None else 0 if offset == "RZ" else int(offset, 16), call and call[1])
 
 
 @pytest.mark.parametrize("shape", SHAPES[:3])
@@ -125,3 +126,33 @@ def test_debug_pointer_call_with_stack_arguments_runs():
     res = run(cubin, "k", 1, 1, [data], hazard_check=True)
     assert not res.hazards
     assert int(data[0]) & 0xFFFFFFFF == want
+
+
+SYSTEM_CALL = """.version 7.8
+.target sm_89
+.address_size 64
+.extern .func (.param .align {align} .b8 r[{size}]) malloc(.param .b64 a);
+.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 %y; .reg .u64 %p;
+  ld.param.u64 %p, [p];
+  {{
+  .param .b64 a; st.param.b64 [a], 16;
+  .param .align {align} .b8 r[{size}];
+  call (r), malloc, (a);
+  ld.param.b32 %y, [r+{last}];
+  }}
+  st.global.u32 [%p], %y;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("size, align", [(52, 4), (64, 16)])
+def test_system_call_result_through_memory_is_ptxas(size, align):
+    """A system function declared with a result over 12 words (ptxas takes it): the buffer
+    in R4 (R1 + 0), the argument from R6, the frame as ptxas's (refused before)."""
+    src = SYSTEM_CALL.format(size=size, align=align, last=size - 4)
+    ours, theirs = _ours(src, ()), _ptxas(src, ())
+    assert _call_site(ours) == _call_site(theirs)
+    assert "R6," in oracle.nvdisasm(ours, ()).split(".text.k:")[1].split("CALL.ABS")[0]

@@ -158,9 +158,11 @@ class CallSelection:
             places, area, buffer = abi.link_stack(arg_types, result_types, what)
             places, arg_types = abi.word_places(arg_types, places), abi.word_types(arg_types)
             res_layout = abi.link_registers(result_types, "result", what) if buffer is None else []
-            if buffer is not None and (not stack or self.placements.get(abi.OUTGOING_AREA) is None):
+            # (a system call's result through memory too: ptxas 13.5.37, `malloc` declared
+            # with a 52-byte result: R4 = R1, the argument in R6:R7, frame 0x38)
+            if buffer is not None and self.placements.get(abi.OUTGOING_AREA) is None:
                 raise self.unsupported(f"a result of `{what}` beyond R{abi.LINK_LAST_REGISTER} (through memory) here")
-            if area and not stack:
+            if not stack and any(p.register is None for p in places):
                 raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack)")
         else:
             places = [abi.Place(r, w) for r, w in abi.register_layout(arg_types, "argument", what)]
@@ -319,7 +321,10 @@ class CallSelection:
             lepc.operands[1] = Label(back.name)
         else:
             add.operands[3] = abi.LabelDistance(back.name, here)
-        self.extern_call_results(ins, defs, callee.returns if callee is not None else None)
+        memory = self.result_memory
+        returns = callee.returns if callee is not None and len(ins.dests) == len(callee.returns) else None
+        self.extern_call_results(ins, defs, returns)
+        self.results_from_memory(ins, memory)
 
     def sel_extern_call(self, ins, callee, pointer: ir.Value | None = None) -> None:
         """`call (r), f, (a)` of a function another module defines (relocatable output,
@@ -365,7 +370,12 @@ class CallSelection:
             returns = None          # a struct result as its words (ptx2sass.inline)
         memory = self.result_memory
         self.extern_call_results(ins, defs, returns)
-        if memory is not None:      # a result through memory: its words read back, merged as ptxas does
+        self.results_from_memory(ins, memory)
+
+    def results_from_memory(self, ins, memory: int | None) -> None:
+        """A result through memory (`memory`: the buffer's offset from R1; None: none): its
+        words read back, merged as ptxas does (abi.vector_runs)."""
+        if memory is not None:
             words = {memory + 4 * k: VOp(self.vreg(d)) for k, d in enumerate(ins.dests)}
             for offset, n in abi.vector_runs(list(words), self.result_align):
                 self.wide_local("LDL", SP, offset, [words[offset + 4 * k] for k in range(n)], load=True)
