@@ -461,8 +461,9 @@ class _Reader:
         raw = [self._raw(i) for i in range(elf.num_sections())]
         self._find_aliases(raw)
         names = [r.name for r in raw]
-        if len(set(names)) != len(names):
-            raise CubinError("duplicate section names: not a cubin this reader understands")
+        # Section names need not be unique (nvlink keeps two objects' local kernels or
+        # functions of one name: two `.text.k`, two `.nv.info.k`): a section is its index,
+        # and what belongs to a kernel's text is found through sh_info where a name repeats.
         cubin.section_order = names[1:]
         shstr = raw[eh["e_shstrndx"]]
         cubin.shstrtab = StringTable.parse(shstr.data).strings
@@ -473,19 +474,24 @@ class _Reader:
             cubin.symbols = self._symbols(symtab, strtab, names)
         else:
             cubin.symbols = [Symbol("")]
-        kernel_names = [n[len(".text."):] for n, r in zip(names, raw)
-                        if n.startswith(".text.") and r.flags & SHF_EXECINSTR]
-        kernels = {k: Kernel(name=k, text=b"") for k in kernel_names}
+        texts = [i for i, (n, r) in enumerate(zip(names, raw))
+                 if n.startswith(".text.") and r.flags & SHF_EXECINSTR]
+        self.by_text = {i: Kernel(name=names[i][len(".text."):], text=b"") for i in texts}
+        kernels: dict[str, Kernel] = {}
+        for k in self.by_text.values():
+            kernels.setdefault(k.name, k)       # (a repeated name: the first, unless sh_info says)
+        self.repeated = {k.name for k in self.by_text.values()} if len(kernels) < len(texts) else set()
+        self.repeated = {n for n in self.repeated if sum(k.name == n for k in self.by_text.values()) > 1}
 
         for idx, r in enumerate(raw):
             if idx == 0 or r.type in (SHT_SYMTAB,) or idx == eh["e_shstrndx"] or \
                     (symtab is not None and idx == symtab.link):
                 continue
-            self._classify(cubin, kernels, r, names)
-        cubin.kernels = [kernels[k] for k in kernel_names]
+            self._classify(cubin, kernels, r, names, idx)
+        cubin.kernels = [self.by_text[i] for i in texts]
         self._layout(cubin, raw)
-        for k in cubin.kernels:
-            self._decode_kernel_facts(cubin, k, raw, names)
+        for i in texts:
+            self._decode_kernel_facts(cubin, self.by_text[i], raw, names, i)
         return cubin
 
     def _layout(self, cubin: Cubin, raw: list[RawSection]) -> None:
@@ -553,13 +559,16 @@ class _Reader:
         return out
 
     def _classify(self, cubin: Cubin, kernels: dict[str, Kernel], r: RawSection,
-                  names: list[str]) -> None:
+                  names: list[str], idx: int) -> None:
         name = r.name
         kname = _kernel_suffix(name, kernels)
-        if name.startswith(".text.") and kname:
-            k = kernels[kname]
+        if name.startswith(".text.") and idx in self.by_text:
+            k = self.by_text[idx]
             k.text, k.text_flags, k.text_align = r.data, r.flags, r.align
             return
+        if kname in self.repeated:      # the kernel's text is the one sh_info names, if any
+            owner = self.by_text.get(r.info if r.flags & SHF_INFO_LINK else -1)
+            kernels = dict(kernels, **{kname: owner}) if owner is not None and owner.name == kname else kernels
         if name.startswith(".nv.info.") and kname and r.type == SHT_CUDA_INFO:
             kernels[kname].attributes = parse_records(r.data, name)
             return
@@ -577,9 +586,8 @@ class _Reader:
         if r.type in (SHT_REL, SHT_RELA):
             relocs = _parse_relocs(r, len(cubin.symbols))
             target = names[r.info] if 0 < r.info < len(names) else ""
-            tk = target[len(".text."):] if target.startswith(".text.") else None
-            if tk in kernels and name in (f".rel{target}", f".rela{target}"):
-                k = kernels[tk]
+            if r.info in self.by_text and name in (f".rel{target}", f".rela{target}"):
+                k = self.by_text[r.info]
                 k.relocations.extend(relocs)
                 k.reloc_kinds = (k.reloc_kinds or ()) + ("rela" if r.type == SHT_RELA else "rel",)
                 return
@@ -622,9 +630,9 @@ class _Reader:
             r.alias_of))
 
     def _decode_kernel_facts(self, cubin: Cubin, k: Kernel, raw: list[RawSection],
-                             names: list[str]) -> None:
+                             names: list[str], text_index: int) -> None:
         info = arch_info(cubin.arch)
-        text_sec = raw[names.index(f".text.{k.name}")]
+        text_sec = raw[text_index]
         sym_index = text_sec.info & 0xFFFFFF if info.regcount_in_text_info else text_sec.info
         if 0 < sym_index < len(cubin.symbols):
             sym = cubin.symbols[sym_index]
@@ -632,7 +640,8 @@ class _Reader:
         if info.regcount_in_text_info:
             k.regcount = text_sec.info >> 24
         decode_kernel_records(k)
-        _decode_module_records(cubin, k)
+        own = sym_index if k.name in self.repeated and 0 < sym_index < len(cubin.symbols) else None
+        _decode_module_records(cubin, k, own)
 
 
 def _kernel_suffix(name: str, kernels: dict[str, Kernel]) -> str | None:
@@ -713,9 +722,10 @@ def decode_kernel_records(k: Kernel) -> None:
 _decode_kernel_records = decode_kernel_records   # the old private name, for callers not yet updated
 
 
-def _decode_module_records(cubin: Cubin, k: Kernel) -> None:
+def _decode_module_records(cubin: Cubin, k: Kernel, sym: int | None = None) -> None:
+    """`k`'s records in `.nv.info` (by its symbol: `sym`, else the one its name finds)."""
     try:
-        sym = cubin.kernel_symbol_index(k)
+        sym = cubin.kernel_symbol_index(k) if sym is None else sym
     except CubinError:
         return
     for r in cubin.module_attributes or []:

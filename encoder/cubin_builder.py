@@ -625,7 +625,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # (the reserved words' section symbol: see below; -c, before `.nv_debug.shared`'s)
         if i == 0 or not relocatable:
             reserved_symbol = i == 0 and bool(info.gb10b_war_bytes or any(kk.tmem_partition for kk in kernels))
-        lead_function = i == 0 and not k.is_entry and not (relocatable and has_entry)
+        # (-c -g: the function's text first all the same, then its own shared variables,
+        # then the module's: ptxas 13.5.37, a `.func` with its own and a module `.shared`)
+        lead_function = i == 0 and not k.is_entry and not (relocatable and (has_entry or device_debug))
         if not lead_function:
             _local_function_symbol(k)
             section_symbol(f".text.{k.name}")
@@ -723,7 +725,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for k in file_order:
         if k.name in local_sym:
             pass
-        elif k is not file_order[0] or k.is_entry or (relocatable and has_entry):
+        # (-c -g on sm_90+: a leading function's symbol before the unified tables', 13.5.37)
+        elif k is not file_order[0] or k.is_entry or (relocatable and (has_entry or device_debug and hopper)):
             syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                                STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
             func_sym[k.name] = len(syms) - 1
@@ -846,7 +849,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if device_debug:
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
-            module.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
+            # (-c -g: first, measured with 13.5.37 on a lone `.visible .func`)
+            module.insert(0 if device_debug else len(module), NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0))
     if not kernels:         # a module of no code (uncalled functions only): ptxas's one record
         module = [NvInfoRecord(UNNAMED_5F, Fmt.HVAL, _HOPPER_5F if hopper else 0)]
     if samplers and module:

@@ -230,12 +230,57 @@ def link_stack(units: list, result_units: list, function: str) -> tuple[list[Pla
     the result buffer's offset in it (None: results in registers, the arguments from R4).
     Measured (5 signatures, sweep seeds 200-259): the buffer right after the stack arguments
     (their unrounded end: R4 = R1 + 0x4c), the area then rounded as without it (to 8, or
-    16 with a 16-aligned struct on the stack: 0x4c + 52 -> 0x80)."""
+    16 with a 16-aligned struct on the stack: 0x4c + 52 -> 0x80); a result aligned to A > 4
+    (branch cli29): that end rounded up to A, the area rounded to A as well."""
     buffer = result_buffer(result_units, function)
     places, end, align = _link_places(units, "argument", function, FIRST_ARGUMENT + (buffer > 0))
     if not buffer:
         return places, (end + align - 1) // align * align, None
-    return places, (end + buffer + align - 1) // align * align, end
+    # (measured: a result aligned to A > 4 starts at the end rounded to A, and the area is
+    # then rounded to A too: `b8[56]a8` after 8 bytes at 0x8, frame 0x40; `b8[64]a16` at 0x10, 0x50)
+    result_align = max([4] + [u.align for u in result_units if isinstance(u, Struct)])
+    at = (end + result_align - 1) // result_align * result_align
+    align = max(align, result_align)
+    return places, (at + buffer + align - 1) // align * align, at
+
+
+def link_area_align(units: list, result_units: list, function: str) -> int:
+    """The alignment ptxas gives a link-time call's outgoing area (and so R1 at the CALL):
+    8, a 16-aligned struct on the stack's 16, a result buffer's alignment (measured)."""
+    buffer = result_buffer(result_units, function)
+    align = _link_places(units, "argument", function, FIRST_ARGUMENT + (buffer > 0))[2]
+    if buffer:
+        align = max([align] + [u.align for u in result_units if isinstance(u, Struct)])
+    return align
+
+
+def vector_runs(offsets: list[int], align: int, alone: tuple = ()) -> list[tuple[int, int]]:
+    """(offset, words) of the STL/LDL ptxas makes of 32-bit words at byte `offsets` of an
+    area aligned to `align` (measured, 13.5.37 -c): consecutive words merged, whatever
+    argument they belong to, into 16 bytes at a multiple of 16 where the area is 16-aligned,
+    else 8 bytes at a multiple of 8 (`b32` at 0 and a struct from 4: STL.64 [R1], STL.64
+    [R1+0x8], ..., a lone last word STL); `b8[32]a4` in an 8-aligned area: four STL.64.
+    64-bit scalars (their first word's offset in `alone`) merge only with each other (two
+    at a multiple of 16 in a 16-aligned area: STL.128), never with 32-bit words (sweep
+    seeds 212, 214: a struct's tail, then a b64: two STL.64; SEED250: b64, b64 one STL.128):
+    ptxas merges stores of the same width."""
+    have, out, done = set(offsets), [], set()
+    for o in sorted(alone):
+        if o in done:
+            continue
+        pair = align >= 16 and o % 16 == 0 and o + 8 in alone
+        out.append((o, 4 if pair else 2))
+        done.update(o + 4 * k for k in range(4 if pair else 2))
+    for o in sorted(have):
+        if o in done:
+            continue
+        for words in (4, 2, 1):
+            if 4 * words <= max(align, 4) and o % (4 * words) == 0 and \
+                    all(o + 4 * k in have and o + 4 * k not in done for k in range(words)):
+                break
+        out.append((o, words))
+        done.update(o + 4 * k for k in range(words))
+    return sorted(out)
 
 
 def link_call_layout(params, returns, structs, function: str) -> tuple[list, list[Place], int, int | None]:
@@ -264,11 +309,37 @@ def link_registers(types: list, what: str, function: str) -> list[tuple[int, int
     return [(p.register, p.width) for p in word_places(types, places)]
 
 
-def outgoing_area(fn, functions: dict) -> int:
+def pointer_call_units(ins, functions: dict) -> tuple[list, list]:
+    """The link-time units of a call through a pointer (-g): those of a link target it may
+    reach whose words are the call's (its structs as `Struct`s: ptx2sass.inline passes
+    them as words), else its argument values' types (less the prototype) and its results'."""
+    args = [a.type for a in ins.srcs[1:] if type(a).__name__ != "Symbol"]
+    results = [d.type for d in ins.dests]
+    for f in functions.values():
+        structs = f.attributes.get(STRUCTS)
+        if not structs or not f.blocks or not is_linkable(f):
+            continue
+        units, result_units = link_units(f.params, structs), link_units(f.returns, structs)
+        if [type_bits(t) for t in word_types(units)] == [type_bits(t) for t in args] and \
+                [type_bits(t) for t in word_types(result_units)] == [type_bits(t) for t in results]:
+            return units, result_units
+    return args, results
+
+
+def _pointer_calls(fn) -> list:
+    return [ins for b in fn.blocks for ins in b.instrs
+            if ins.opcode == "call" and ins.srcs and type(ins.srcs[0]).__name__ == "Value"]
+
+
+def outgoing_area(fn, functions: dict, pointer_calls: bool = False) -> int:
     """The bytes `fn`'s calls by the link-time convention pass on the stack, at most
     (`functions`: name -> ir.Function of the module's functions and extern declarations):
-    calls of bodiless functions and of link targets."""
+    calls of bodiless functions and of link targets; with `pointer_calls` (-g, where a call
+    through a pointer goes by that convention) those too."""
     area = 0
+    for ins in _pointer_calls(fn) if pointer_calls else ():
+        units, results = pointer_call_units(ins, functions)
+        area = max(area, link_stack(units, results, "function called through a pointer")[1])
     for b in fn.blocks:
         for ins in b.instrs:
             if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
@@ -279,6 +350,31 @@ def outgoing_area(fn, functions: dict) -> int:
             area = max(area, link_call_layout(callee.params, callee.returns,
                                               callee.attributes.get(STRUCTS), callee.name)[2])
     return area
+
+
+def outgoing_area_align(fn, functions: dict, pointer_calls: bool = False) -> int:
+    """The alignment of `fn`'s outgoing area (`outgoing_area`): the largest its calls need."""
+    align = AREA_ALIGN
+    for ins in _pointer_calls(fn) if pointer_calls else ():
+        align = max(align, link_area_align(*pointer_call_units(ins, functions), "function called through a pointer"))
+    for callee in _link_callees(fn, functions):
+        structs = callee.attributes.get(STRUCTS)
+        align = max(align, link_area_align(link_units(callee.params, structs),
+                                           link_units(callee.returns, structs), callee.name))
+    return align
+
+
+def _link_callees(fn, functions: dict) -> list:
+    out = []
+    for b in fn.blocks:
+        for ins in b.instrs:
+            if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
+                continue
+            callee = functions.get(ins.srcs[0].name)
+            if callee is None or (callee.blocks and not is_linkable(callee)):
+                continue
+            out.append(callee)
+    return out
 
 
 def packed_groups(params) -> list[list[int]]:

@@ -57,7 +57,8 @@ from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.inline import call_postorder
-from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, handle_references,
+from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, debug_shared_names,
+                                handle_references,
                                 module_shared_variables,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -821,13 +822,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
     # -g: each kernel's shared window holds the variables of the functions it reaches too
-    shared_plan = debug_shared_layout(module, reserved) if full_debug else None
-    # -c (without -g): shared variables are the linker's, named by relocations
-    linked_shared = relocatable and not full_debug
+    # -c (with or without -g): shared variables are the linker's, named by relocations
+    linked_shared = relocatable
+    shared_plan = debug_shared_layout(module, reserved) if full_debug and not linked_shared else None
+    if linked_shared and full_debug:        # (-c -g: the variables' own names)
+        debug_shared_names(module)
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
                                          _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved,
-                                                                     relocatable=linked_shared),
+                                                                     relocatable=linked_shared, pointer_calls=full_debug),
                                                        fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
@@ -843,7 +846,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
                                              textures_before if info.module_texture_slots else 0,
-                                             relocatable=linked_shared),
+                                             relocatable=linked_shared, pointer_calls=full_debug),
                                fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]

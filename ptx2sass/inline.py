@@ -299,7 +299,8 @@ class _Inliner:
                 ops = st.operands
                 names = [o for o in ops if isinstance(o, ast.Name)]
                 if names and (names[0].name in self.recursive or names[0].name in self.linkable
-                              or names[0].name in self.externs):
+                              or names[0].name in self.externs
+                              or (names[0].name not in self.globals and len(names) == 2)):    # (through a pointer)
                     for o in ops:
                         if isinstance(o, ast.ParenList):
                             yield from (e.name for e in o.elements if isinstance(e, ast.Name))
@@ -328,9 +329,26 @@ class _Inliner:
                     out.append((pad, words))
         return out
 
+    def pointer_layout(self, rets: list, args: list):
+        """The word layout of a call through a pointer (`flat_layout`): an address-taken
+        function's whose parameters and results are structs exactly where the call passes
+        `.param` arrays (every function it may reach is compiled so, as its prototype says)."""
+        arrays = [isinstance(a, ast.Name) and a.name in self.arrays for a in list(args) + list(rets)]
+        if not any(arrays):
+            return None
+        for fn in self.module.functions():
+            if fn.name in self.layouts and fn.name in self.out_of_line and fn.body is not None:
+                layout = self.layouts[fn.name]
+                shapes = [d for decl in fn.params for d in decl.declarators]
+                shapes += [d for decl in fn.return_params for d in decl.declarators]
+                if len(layout) == len(arrays) and [s is not None for s in layout[:len(args)] + layout[len(args):]] \
+                        == arrays and len(shapes) == len(arrays):
+                    return layout
+        return None
+
     def flatten(self, st, name: str | None, rets: list, args: list) -> tuple[list, list]:
         """A kept call's results and arguments with packed structs as their words."""
-        layout = self.layouts.get(name) if name is not None else None
+        layout = self.layouts.get(name) if name is not None else self.pointer_layout(rets, args)
         if layout is None or len(layout) != len(args) + len(rets):
             return rets, args
 

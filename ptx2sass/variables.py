@@ -346,9 +346,33 @@ def referenced_symbols(fn: ir.Function) -> list[str]:
     return list(names)
 
 
+# ir.Function.attributes[DEBUG_SHARED_NAMES] under -c -g: {own shared variable: its symbol}
+DEBUG_SHARED_NAMES = "debug_shared_names"
+
+
 def shared_symbol_name(fn: ir.Function, v: ir.Variable) -> str:
-    """ptxas -c's symbol of a function's own `.shared` variable: `$__<name>__<line>`."""
+    """ptxas -c's symbol of a function's own `.shared` variable: `$__<name>__<line>`; with
+    -g its own name, made unique in the module (`debug_shared_names`)."""
+    names = fn.attributes.get(DEBUG_SHARED_NAMES)
+    if names is not None and v.name in names:
+        return names[v.name]
     return f"$__{v.name}__{v.line}"
+
+
+def debug_shared_names(module: ir.Module) -> None:
+    """-c -g (ptxas 13.5.37): the functions' own `.shared` variables keep their names, a
+    repeated one numbered in declaration order (two kernels' `x`: `x`, `x.1`); sets each
+    function's DEBUG_SHARED_NAMES. (The module's own names are taken first: not measured.)"""
+    seen = {v.name: 0 for v in module.variables if v.space == "shared"}
+    for fn in module.functions:
+        names = {}
+        for v in fn.locals:
+            if v.space != "shared" or v.extern or v.size == 0:
+                continue
+            n = seen.get(v.name)
+            names[v.name] = v.name if n is None else f"{v.name}.{n + 1}"
+            seen[v.name] = 0 if n is None else n + 1
+        fn.attributes[DEBUG_SHARED_NAMES] = names
 
 
 def module_shared_variables(module: ir.Module) -> list[ir.Variable]:
@@ -371,8 +395,15 @@ def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
     named = referenced_symbols(fn)
     own = sorted((v for v in fn.locals if v.space == "shared"),
                  key=lambda v: named.index(v.name) if v.name in named else len(named))
+    if not fn.is_entry and fn.attributes.get(DEBUG_SHARED_NAMES) is not None:
+        own = [v for v in fn.locals if v.space == "shared"]     # (-c -g: a function's in declaration order)
     module_vars = {v.name: v for v in module.variables if v.space == "shared"}
-    symbols, size, align = [], 0, max([4] + [v.align for v in module_shared_variables(module)])
+    # (the section's alignment: `.nv_debug.shared`'s too, which holds the module's and every
+    # function's own variables: k1 4 -> 8 beside a `.func`'s `.align 8` own one, ptxas 13.5.37
+    # -c and -c -g, generated modules 303/304/310)
+    symbols, size, align = [], 0, max([4] + [v.align for v in module_shared_variables(module)]
+                                      + [v.align for f in module.functions if not f.is_entry
+                                         for v in f.locals if v.space == "shared" and not (v.extern or v.size == 0)])
     for v in own:
         extern = v.extern or v.size == 0
         name = v.name if extern else shared_symbol_name(fn, v)
@@ -390,18 +421,40 @@ def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
             if v.extern or v.size == 0:
                 symbols.append((n, max(v.align, EXTERN_SHARED_ALIGN), 0, "module", "extern"))
     has_section = fn.is_entry and any(w == "kernel" for *_, w in symbols)
+    if has_section and fn.attributes.get(DEBUG_SHARED_NAMES) is not None and _reaches_extern_shared(fn, module):
+        size = align_up(size, EXTERN_SHARED_ALIGN)      # (-c -g: `k0s0[2]` -> 16 bytes, ptxas 13.5.37)
     return (size if has_section else None), align, symbols
+
+
+def _reaches_extern_shared(kernel: ir.Function, module: ir.Module) -> bool:
+    """Whether a function `kernel` calls (directly or not) names an extern `.shared`
+    variable of the module: under -c -g ptxas pads the kernel's own section to 16 then, as
+    -g pads a window before such variables (`debug_shared_layout`)."""
+    functions = {f.name: f for f in module.functions if not f.is_entry}
+    externs = {v.name for v in module.variables if v.space == "shared" and (v.extern or v.size == 0)}
+    seen, work = set(), [n for n in referenced_symbols(kernel) if n in functions]
+    while work:
+        name = work.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        names = referenced_symbols(functions[name])
+        if externs & set(names):
+            return True
+        work += [n for n in names if n in functions]
+    return False
 
 
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
                   filename: str | None = None, reserved_shared: int = 0,
                   handle_refs: list[str] | None = None, textures_before: int = 0,
-                  relocatable: bool = False) -> KernelLayout:
+                  relocatable: bool = False, pointer_calls: bool = False) -> KernelLayout:
     """Where `fn`'s variables live. `reserved_shared`: bytes the driver reserves at the start
     of the shared window (`Target.reserved_shared_bytes`), which the variables follow and
     the section covers. `handle_refs`: the handle variables the kernel names
     (`handle_references` before optimisation; default: those its code names now).
-    `relocatable`: the shared variables are the linker's (`relocatable_shared`)."""
+    `relocatable`: the shared variables are the linker's (`relocatable_shared`).
+    `pointer_calls` (-g): calls through pointers go by the link-time convention too."""
     placements = {**mod.placements, **mod.function_placements.get(fn.name, {})}
     if handle_refs is None:
         handle_refs = handle_references(fn, mod.handles)
@@ -435,10 +488,11 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
             placements[v.name] = Placement("shared", size)
     frame = Frame()
     # the outgoing area of calls by the link-time convention: the frame's bottom (ptx2sass.abi)
-    area = abi.outgoing_area(fn, {f.name: f for f in [*module.externs, *module.functions]})
+    functions = {f.name: f for f in [*module.externs, *module.functions]}
+    area = abi.outgoing_area(fn, functions, pointer_calls)
     if area:
-        placements[abi.OUTGOING_AREA] = Placement("local", frame.allocate(area, abi.AREA_ALIGN,
-                                                                          abi.OUTGOING_AREA))
+        align = abi.outgoing_area_align(fn, functions, pointer_calls)
+        placements[abi.OUTGOING_AREA] = Placement("local", frame.allocate(area, align, abi.OUTGOING_AREA))
     for name, at in frame.place_variables(local).items():
         placements[name] = Placement("local", at)
     if not relocatable:

@@ -166,8 +166,9 @@ INDIRECT = HEADER + """
 
 
 @pytest.mark.parametrize("ptx, message", [
-    (INDIRECT.replace(".param .u32 x)", ".param .align 4 .b8 x[4])")
-     .replace(".param .u32 a;", ".param .align 4 .b8 a[4];")
+    # (a struct through a pointer is passed since branch cli29, tests/test_pointer_call_structs.py;
+    # one that no function the pointer may reach takes is still refused)
+    (INDIRECT.replace(".param .u32 a;", ".param .align 4 .b8 a[4];")
      .replace("(.param .u32 _);", "(.param .align 4 .b8 _[4]);"),
      "struct (.param array) argument of the out-of-line function `called indirectly` not supported yet"),
     (CALLS_IN_LOOP.replace(".param .u32 cx;", ".param .align 4 .b8 cx[4];"),

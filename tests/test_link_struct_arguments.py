@@ -228,6 +228,53 @@ def test_struct_result_through_memory_links_and_runs(types, arch, caller_by, cal
     assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, 13)) & 0xFFFFFFFF
 
 
+# results through memory aligned to more than 4 (branch cli29, measured): the buffer at the
+# stack arguments' end rounded up to the result's alignment, the area rounded to it too
+BIG8, BIG16 = ("s", 56, 8), ("s", 64, 16)
+ALIGNED_RESULTS = [(["b32", "b64"], BIG8, "sm_89"), (["b32", "b64"], BIG16, "sm_89"),
+                   (T12 + ["b32"], BIG8, "sm_89"), (T12 + ["b32"], BIG16, "sm_89"),
+                   (T12 + ["b32", ("s", 8, 8)], ("s", 52, 16), "sm_89"), (T12 + ["b32"], BIG16, "sm_100"),
+                   (SEED250, BIG16, "sm_90")]
+
+
+@pytest.mark.parametrize("types, ret, arch", ALIGNED_RESULTS)
+def test_aligned_result_through_memory_layout_is_ptxas(types, ret, arch):
+    """R4 = the buffer at the stack arguments' end rounded up to the result's alignment
+    (`IADD3 R4, R1, 0x10` after 8 bytes for a 16-aligned result), the frame rounded to it."""
+    ptx = _header(arch) + declaration(types, ret) + caller_ptx(types, ret)
+    theirs, their_frame = call_layout(_ptxas_c(ptx, arch))
+    ours, our_frame = call_layout(_ours_c(ptx, arch))
+    assert set(theirs) == _expected_words(types)
+    assert ours == theirs
+    assert our_frame == their_frame
+    assert _buffer_offset(_ours_c(ptx, arch)) == _buffer_offset(_ptxas_c(ptx, arch))
+
+
+def _buffer_offset(cubin: bytes) -> int:
+    """The offset from R1 that the caller passes in R4 (0: `MOV R4, R1`)."""
+    import re
+    text = oracle.nvdisasm(cubin, ())
+    m = re.search(r"(?:IADD3 R4, (?:PT, PT, )?R1|VIADD R4, R1), (0x[0-9a-f]+)\b|MOV(?:\.U32)? R4, (?:RZ, RZ, )?R1 ;",
+                  text)
+    assert m, text
+    return int(m[1], 16) if m[1] else 0
+
+
+@pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours"), ("ours", "ours")])
+@pytest.mark.parametrize("types, ret, arch", [ALIGNED_RESULTS[i] for i in (0, 3, 4, 5)])
+def test_aligned_result_through_memory_links_and_runs(types, ret, arch, caller_by, callee_by, tmp_path):
+    build = {"ours": _ours_c, "ptxas": _ptxas_c}
+    linked = _nvlink(build[caller_by](_header(arch) + declaration(types, ret) + caller_ptx(types, ret), arch),
+                     build[callee_by](_header(arch) + callee_ptx(types, ret), arch), tmp_path=tmp_path, arch=arch)
+    data = _data(len(_slots(types)), 13)
+    want = reference(types, data, ret)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    assert int(data[0]) == want
+    lo = want & 0xFFFFFFFF
+    assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, ret[1] // 4)) & 0xFFFFFFFF
+
+
 @pytest.mark.parametrize("types, arch", [(["b32", "b64", ("s", 8, 8)] + ["b32"] * 6, "sm_89"),
                                          (SEED250, "sm_89"), (SEED250, "sm_100")])
 def test_struct_result_through_memory_layout_is_ptxas(types, arch):
@@ -239,3 +286,53 @@ def test_struct_result_through_memory_layout_is_ptxas(types, arch):
     assert set(theirs) == _expected_words(types)
     assert ours == theirs
     assert our_frame == their_frame
+
+
+def _local_accesses(cubin: bytes, kernel: str = "k") -> list[tuple[str, int]]:
+    """(STL/LDL with its width, offset from R1) of every stack access in the kernel."""
+    import re
+    text = oracle.nvdisasm(cubin, ()).split(f".text.{kernel}:", 1)[1]
+    return sorted((m[1], int(m[2] or "0", 16))
+                  for m in re.finditer(r"\b((?:STL|LDL)(?:\.64|\.128)?) (?:R\d+, )?\[R1(?:\+(0x[0-9a-f]+))?\]", text))
+
+
+# stack words as ptxas stores them (branch cli29, measured): consecutive words merged into
+# STL.64 at multiples of 8, STL.128 at multiples of 16 where the area is 16-aligned (a
+# 16-aligned struct on the stack or result), across arguments; result words read back alike
+VECTOR_SIGNATURES = [
+    (["b32", ("s", 80, 4), "b32"], "b32"), (T12 + [("s", 32, 4)], "b32"),
+    (T12 + ["b32", ("s", 32, 4)], "b32"), (T12 + ["b32", ("s", 32, 8)], "b32"),
+    (T12 + ["b32", ("s", 32, 16)], "b32"), (T12 + ["b32"] * 3, "b32"), (T12 + ["b64", "b64"], "b32"),
+    (T12 + ["b32"] * 3, BIG16), (T12 + ["b32"] * 3, ("s", 52, 8)), (T12 + ["b32"], BIG8),
+    (["b32", "b64"], BIG), (["b32", "b64"], BIG16), (SEED250, BIG),
+    # tools.link_struct_sweep --aligned seed 212: a 16-aligned struct's tail, then a b64 on
+    # the stack: two STL.64, never one STL.128 (64-bit scalars merge only with each other)
+    (["b64", "b32", "b64", "b32", "b32", ("s", 12, 8), ("s", 24, 16), "b64"] + ["b32"] * 4 + [("s", 4, 4)], BIG),
+]
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_100"])
+@pytest.mark.parametrize("types, ret", VECTOR_SIGNATURES)
+def test_stack_words_merged_as_ptxas(types, ret, arch):
+    if arch == "sm_100" and VECTOR_SIGNATURES.index((types, ret)) % 3:
+        pytest.skip("(a third of the signatures on sm_100)")
+    ptx = _header(arch) + declaration(types, ret) + caller_ptx(types, ret)
+    assert _local_accesses(_ours_c(ptx, arch)) == _local_accesses(_ptxas_c(ptx, arch))
+
+
+@pytest.mark.parametrize("caller_by, callee_by", [("ours", "ptxas"), ("ptxas", "ours")])
+@pytest.mark.parametrize("types, ret", [VECTOR_SIGNATURES[i] for i in (0, 4, 7, 9)])
+def test_merged_stack_words_link_and_run(types, ret, caller_by, callee_by, tmp_path):
+    arch = "sm_89"
+    build = {"ours": _ours_c, "ptxas": _ptxas_c}
+    linked = _nvlink(build[caller_by](_header(arch) + declaration(types, ret) + caller_ptx(types, ret), arch),
+                     build[callee_by](_header(arch) + callee_ptx(types, ret), arch), tmp_path=tmp_path, arch=arch)
+    data = _data(len(_slots(types)), 17)
+    want = reference(types, data, ret)
+    res = run(linked, "k", (1, 1, 1), (1, 1, 1), [data], hazard_check=True)
+    assert not res.hazards
+    got = int(data[0]) if isinstance(ret, tuple) else int(data[0]) & 0xFFFFFFFF
+    assert got == want
+    if isinstance(ret, tuple) and ret[1] > 8:
+        lo = want & 0xFFFFFFFF
+        assert int(data[1]) & 0xFFFFFFFF == sum(lo + k for k in range(2, ret[1] // 4)) & 0xFFFFFFFF

@@ -6,6 +6,8 @@
     python -m tools.layout_sweeps shared 200 240 sm_89 sm_90 sm_110 sm_120
         -c cubins of generated modules with `.shared` variables (kernels, a `.visible .func`,
         module, own and extern variables): tests/test_relocatable_shared.py's comparison
+    python -m tools.layout_sweeps sharedg 300 340 sm_89 sm_90
+        the same modules under -c -g: tests/test_relocatable_shared_debug.py's comparison
     python -m tools.layout_sweeps fuzz sm_80 39000000 39000200
         the fuzz generator's programs for an arch that ptxas refuses as a whole (no emulator)
     python -m tools.layout_sweeps fuzzhash 39000000 39000200 sm_80,sm_89 > hashes.json
@@ -89,6 +91,26 @@ def shared(first: int, last: int, archs: list[str]) -> None:
         print(f"{arch}: {same}/{last - first} equal")
 
 
+def sharedg(first: int, last: int, archs: list[str]) -> None:
+    """`shared` under -c -g (branch cli29): tests/test_relocatable_shared_debug.py's comparison."""
+    from test_relocatable import _for
+    from test_relocatable_shared_debug import OPTIONS, _compared, _ours, _ptxas
+    def sizeless(st: dict) -> dict:      # (the shared sections' sizes: differ under -c too)
+        return dict(st, sections=[s[:4] for s in st["sections"]])
+
+    for arch in archs:
+        same = same_but_sizes = 0
+        for seed in range(first, last):
+            src = _for(shared_module(seed), arch)
+            a, b = _compared(_ours(src, arch, OPTIONS)), _compared(_ptxas(src, arch, OPTIONS))
+            same += a == b
+            same_but_sizes += sizeless(a) == sizeless(b)
+            if a != b:
+                print(arch, seed, "differs:", [k for k in a if a[k] != b[k]],
+                      "(sizes only)" if sizeless(a) == sizeless(b) else "")
+        print(f"{arch}: {same}/{last - first} equal; {same_but_sizes}/{last - first} but for shared sections' sizes")
+
+
 def fuzz(arch: str, first: int, last: int) -> None:
     from ptx2sass import oracle
     from ptx2sass.fuzz.campaign import Options, make_program
@@ -121,6 +143,8 @@ if __name__ == "__main__":
         debug(args)
     elif what == "shared":
         shared(int(args[0]), int(args[1]), args[2:])
+    elif what == "sharedg":
+        sharedg(int(args[0]), int(args[1]), args[2:])
     elif what == "fuzz":
         fuzz(args[0], int(args[1]), int(args[2]))
     elif what == "fuzzhash":

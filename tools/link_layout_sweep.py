@@ -26,14 +26,15 @@ def signature(seed: int) -> tuple[list[str], str]:
     return rng.choices(TYPES, WEIGHTS, k=n), rng.choice(["b32", "b64"])
 
 
-def sweep(argv, default_seeds: str, signature, module, describe, data_of, right_of) -> int:
+def sweep(argv, default_seeds: str, signature, module, describe, data_of, right_of, compare=None) -> int:
     """The sweep of this tool and tools/link_struct_sweep.py: for each seed,
     `signature(seed)` -> (types, ret); the caller from `module`'s `declaration` and
     `caller_ptx` (the callee from its `callee_ptx`); its layout traced and compared with
     ptxas's and `module._expected_words(types)`. With --run, each linked pair runs on
     `data_of(types, seed)`, the reference `module.reference(types, data, ret)` taken before
     the run, and `right_of(types, ret, data, want)` judges the words the run left. A
-    refusal of ours counts as a different layout, an emulator fault as a wrong run."""
+    refusal of ours counts as a different layout, an emulator fault as a wrong run.
+    `compare(ours, theirs)`, if given, must also hold of the two callers' cubins."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default=default_seeds)
     ap.add_argument("--arch", default="sm_89")
@@ -47,12 +48,15 @@ def sweep(argv, default_seeds: str, signature, module, describe, data_of, right_
     for seed in range(lo, hi + 1):
         types, ret = signature(seed)
         ptx = t._header(a.arch) + module.declaration(types, ret) + module.caller_ptx(types, ret)
-        theirs = t.call_layout(t._ptxas_c(ptx, a.arch))
+        their_cubin = t._ptxas_c(ptx, a.arch)
+        theirs = t.call_layout(their_cubin)
         try:
-            ours = t.call_layout(t._ours_c(ptx, a.arch))
+            our_cubin = t._ours_c(ptx, a.arch)
+            ours = t.call_layout(our_cubin)
         except Exception as e:      # (a refusal counts as different)
-            ours = (str(e), 0)
+            ours, our_cubin = (str(e), 0), None
         ok = ours == theirs and set(theirs[0]) == module._expected_words(types)
+        ok = ok and (compare is None or compare(our_cubin, their_cubin))
         same += ok
         line = f"seed {seed}: {describe(types, ret)}, layout {'same' if ok else 'DIFFERENT'}"
         if a.run:

@@ -7,7 +7,10 @@ each argument word is at the CALL and the frame compared (tests/test_link_stack_
 tracer). With --run, also our caller linked (nvlink) with ptxas's callee and ptxas's caller
 with ours, run in the emulator against the Python reference.
 
-    python -m tools.link_struct_sweep --seeds 200-259 --arch sm_89 [--run]
+    python -m tools.link_struct_sweep --seeds 200-259 --arch sm_89 [--run] [--aligned]
+
+--aligned (branch cli29): results aligned to 8/16 through memory among the choices, and the
+STL/LDL widths and offsets of the caller's stack accesses compared with ptxas's too.
 """
 from __future__ import annotations
 
@@ -15,7 +18,12 @@ import random
 import sys
 
 
-def signature(seed: int) -> tuple[list, object]:
+RESULTS = ["b32", "b64", ("s", 8, 8), ("s", 52, 4)]
+# --aligned (branch cli29): also results through memory aligned to 8 and 16
+ALIGNED_RESULTS = RESULTS + [("s", 56, 8), ("s", 64, 16), ("s", 52, 16)]
+
+
+def signature(seed: int, results=RESULTS) -> tuple[list, object]:
     rng = random.Random(seed)
     types = []
     for _ in range(rng.randint(1, 20)):
@@ -25,7 +33,7 @@ def signature(seed: int) -> tuple[list, object]:
             types.append(("s", 4 * rng.choice([1, 2, 3, 4, 5, 6, 8, 10, 16]), align))
         else:
             types.append(kind)
-    ret = rng.choice(["b32", "b64", ("s", 8, 8), ("s", 52, 4)])
+    ret = rng.choice(results)
     return types, ret
 
 
@@ -35,7 +43,7 @@ def _right(types, ret, data, want) -> bool:
     got = int(data[0]) if ret == "b64" or isinstance(ret, tuple) else int(data[0]) & 0xFFFFFFFF
     right = got == want
     if isinstance(ret, tuple) and ret[1] > 8:
-        right &= int(data[1]) & 0xFFFFFFFF == sum((want & 0xFFFFFFFF) + k for k in range(2, 13)) & 0xFFFFFFFF
+        right &= int(data[1]) & 0xFFFFFFFF == sum((want & 0xFFFFFFFF) + k for k in range(2, ret[1] // 4)) & 0xFFFFFFFF
     return right
 
 
@@ -43,8 +51,15 @@ def main(argv=None) -> int:
     from tools.link_layout_sweep import _tests, sweep
     _tests()
     import test_link_struct_arguments as s
-    return sweep(argv, "200-259", signature, s, lambda types, ret: f"{len(types)} params, result {ret}",
-                 lambda types, seed: s._data(len(s._slots(types)), seed), _right)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    aligned = "--aligned" in argv       # (and the stack accesses' widths compared)
+    if aligned:
+        argv.remove("--aligned")
+    sig = (lambda seed: signature(seed, ALIGNED_RESULTS)) if aligned else signature
+    compare = (lambda ours, theirs: ours is not None and s._local_accesses(ours) == s._local_accesses(theirs)) \
+        if aligned else None
+    return sweep(argv, "200-259", sig, s, lambda types, ret: f"{len(types)} params, result {ret}",
+                 lambda types, seed: s._data(len(s._slots(types)), seed), _right, compare)
 
 
 if __name__ == "__main__":

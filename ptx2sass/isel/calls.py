@@ -154,12 +154,15 @@ class CallSelection:
         results the callee has (packed vector elements share a register), None: one each."""
         self.result_memory = None
         if link:
+            link_units = arg_types
             places, area, buffer = abi.link_stack(arg_types, result_types, what)
             places, arg_types = abi.word_places(arg_types, places), abi.word_types(arg_types)
             res_layout = abi.link_registers(result_types, "result", what) if buffer is None else []
-            if buffer is not None and (not stack or self.placements.get(abi.OUTGOING_AREA) is None):
+            # (a system call's result through memory too: ptxas 13.5.37, `malloc` declared
+            # with a 52-byte result: R4 = R1, the argument in R6:R7, frame 0x38)
+            if buffer is not None and self.placements.get(abi.OUTGOING_AREA) is None:
                 raise self.unsupported(f"a result of `{what}` beyond R{abi.LINK_LAST_REGISTER} (through memory) here")
-            if area and not stack:
+            if not stack and any(p.register is None for p in places):
                 raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack)")
         else:
             places = [abi.Place(r, w) for r, w in abi.register_layout(arg_types, "argument", what)]
@@ -174,26 +177,65 @@ class CallSelection:
             self.emit("IADD3", (), [VOp(r), SP, Imm(at), RZ], guarded=False)
             uses.append(VOp(r))
             self.result_memory = at
+            self.result_align = self.vector_align(abi.link_area_align(link_units, result_types, what))
+        stack = []
         for a, ty, place in zip(args, arg_types, places):
             if place.register is None:
-                self.store_outgoing(a, ty, place, what)
+                stack.append((a, ty, place))
                 continue
             r = self.mf.fixed_vreg("R", place.register, place.width)
             self.copy_slot(VOp(r), a, ty)
             uses.append(VOp(r))
+        if stack:
+            self.store_outgoing(stack, what, self.vector_align(
+                abi.link_area_align(link_units, result_types, what)) if link else 8)
         return uses, res_layout
 
-    def store_outgoing(self, value, ty: str, place, what: str) -> None:
-        """An argument past R15 stored at its offset of the outgoing area, the bottom of
-        this function's frame (variables.kernel_layout reserved it): `STL [R1+off]`."""
+    def vector_align(self, area_align: int) -> int:
+        """The widest access (bytes) ptxas's rule (abi.vector_runs) allows at R1 + offset
+        here: the area's alignment in a kernel, whose stack pointer starts 16-aligned; at
+        most 8 in a function, whose caller's R1 we know only to be 8-aligned (not measured)."""
+        return area_align if self.fn.is_entry else min(area_align, 8)
+
+    def wide_local(self, op: str, base, offset: int, words: list, load: bool) -> None:
+        """One STL/LDL of `words` (VOps, 1, 2 or 4 of them) at `base + offset`: through a
+        vector register whose parts are copied in (stores) or out (loads)."""
+        n = len(words)
+        mods = {1: (), 2: ("64",), 4: ("128",)}[n]
+        if n == 1:
+            ops = [VMem(base, offset, wide=False), words[0]] if not load else [words[0], VMem(base, offset, wide=False)]
+            self.emit(op, mods, ops if load else ops, ndefs=1 if load else 0, guarded=False)
+            return
+        t = self.mf.new_vreg("R", n)
+        if load:
+            self.emit(op, mods, [VOp(t), VMem(base, offset, wide=False)], guarded=False)
+            for k, w in enumerate(words):
+                self.emit(COPY, (), [w, VOp(t, k)], guarded=False)
+            return
+        self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
+        for k, w in enumerate(words):
+            self.emit(COPY, (), [VOp(t, k), w], guarded=False)
+        self.emit(op, mods, [VMem(base, offset, wide=False), VOp(t)], ndefs=0, guarded=False)
+
+    def store_outgoing(self, stack, what: str, align: int) -> None:
+        """Arguments past R15 ((value, type, place) each) stored at their offsets of the
+        outgoing area, the bottom of this function's frame (variables.kernel_layout reserved
+        it), their words merged into `STL.64`/`STL.128 [R1+off]` as ptxas merges them
+        (abi.vector_runs; `align`: the widest access allowed)."""
         area = self.placements.get(abi.OUTGOING_AREA)
         if area is None:
             raise self.unsupported(f"arguments of `{what}` beyond R{abi.LINK_LAST_REGISTER} (on the stack) "
                                    f"in a call through a pointer")
-        t = VOp(self.mf.new_vreg("R", place.width))
-        self.copy_slot(t, value, ty)
-        self.emit("STL", ("64",) if place.width == 2 else (),
-                  [VMem(SP, area.value + place.offset, wide=False), t], ndefs=0, guarded=False)
+        words, alone = {}, []
+        for value, ty, place in stack:
+            if place.width == 2:        # a 64-bit scalar: merged only with 64-bit ones
+                alone.append(area.value + place.offset)
+            t = self.mf.new_vreg("R", place.width)
+            self.copy_slot(VOp(t), value, ty)
+            for k in range(place.width):
+                words[area.value + place.offset + 4 * k] = VOp(t, k if place.width > 1 else None)
+        for offset, n in abi.vector_runs(list(words), align, tuple(alone)):
+            self.wide_local("STL", SP, offset, [words[offset + 4 * k] for k in range(n)], load=False)
 
     def copy_slot(self, d: VOp, v, ty: str) -> None:
         """copy_into, or a COPY of a register `packed` made."""
@@ -279,7 +321,10 @@ class CallSelection:
             lepc.operands[1] = Label(back.name)
         else:
             add.operands[3] = abi.LabelDistance(back.name, here)
-        self.extern_call_results(ins, defs, callee.returns if callee is not None else None)
+        memory = self.result_memory
+        returns = callee.returns if callee is not None and len(ins.dests) == len(callee.returns) else None
+        self.extern_call_results(ins, defs, returns)
+        self.results_from_memory(ins, memory)
 
     def sel_extern_call(self, ins, callee, pointer: ir.Value | None = None) -> None:
         """`call (r), f, (a)` of a function another module defines (relocatable output,
@@ -293,8 +338,8 @@ class CallSelection:
             if any(not isinstance(a, (ir.Value, ir.Const)) for a in args):
                 raise self.unsupported("this argument of an indirect `call`")
             what = "function called through a pointer"
-            uses, res_layout = self.call_arguments(ins, args, [a.type for a in args],
-                                                   [d.type for d in ins.dests], what, link=True)
+            units, result_units = abi.pointer_call_units(ins, self.callees)
+            uses, res_layout = self.call_arguments(ins, args, units, result_units, what, link=True)
         else:
             what = callee.name
             uses, res_layout = self.extern_call_arguments(ins, callee)
@@ -325,9 +370,15 @@ class CallSelection:
             returns = None          # a struct result as its words (ptx2sass.inline)
         memory = self.result_memory
         self.extern_call_results(ins, defs, returns)
-        if memory is not None:      # a result through memory: its words read back
-            for k, d in enumerate(ins.dests):
-                self.emit("LDL", (), [VOp(self.vreg(d)), VMem(SP, memory + 4 * k, wide=False)], guarded=False)
+        self.results_from_memory(ins, memory)
+
+    def results_from_memory(self, ins, memory: int | None) -> None:
+        """A result through memory (`memory`: the buffer's offset from R1; None: none): its
+        words read back, merged as ptxas does (abi.vector_runs)."""
+        if memory is not None:
+            words = {memory + 4 * k: VOp(self.vreg(d)) for k, d in enumerate(ins.dests)}
+            for offset, n in abi.vector_runs(list(words), self.result_align):
+                self.wide_local("LDL", SP, offset, [words[offset + 4 * k] for k in range(n)], load=True)
 
     def begin_function(self) -> None:
         """At the top of an out-of-line function's entry block: its arguments and return
