@@ -524,6 +524,12 @@ class TimingModel:
                         clock.late_reads[reg] = (facts.offset, lanes, t + window, _TENSOR, sb, clock.seq, op, guard)
         clock.seq += 1
         clock.t = t + facts.stall
+        if facts.drains:
+            # (ERRBAR) the next instruction issues once every fixed-latency result in flight
+            # has landed; what a reader needs beyond its landing is still asked of it
+            for reg, r in ready.items():
+                if r[3] is not None:
+                    clock.t = max(clock.t, r[0] + r[3].lands(reg[0]))
 
 
 _PER_LANE = frozenset(("R", "P"))
@@ -534,7 +540,7 @@ _ALL = (1 << 32) - 1
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
-                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall",
+                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall", "drains",
                  "addend", "late_reads", "uniform_late", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
                  "keyed_regs", "landing")
@@ -577,6 +583,7 @@ class _StepFacts:
         self.op, self.modifiers, self.offset = op, lat.latency_modifiers(ins), offset
         self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
+        self.drains = op in lat.DRAINS_FIXED
         # facts of the model `lat` that are fixed per instruction, worked out here once
         self.lat = lat
         self.late_window = lat.late_fixed_window(op, self.modifiers)

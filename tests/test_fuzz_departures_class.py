@@ -52,6 +52,8 @@ CASES = [
      "min.NaN.xorsign.abs.f16x2", 0x00001234, 0xBC001234, 32, (0x00001234, 0xBC001235)),
     ("test_u16_compare_of_a_half_set_result_reads_its_16_bits", "U16_COMPARE_OF_HALF_SET",
      "setp.lt.xor.u16", 0, 1, 32, (0, 2)),
+    ("test_u16_multiply_of_a_half_set_result_reads_its_16_bits", "U16_MULTIPLY_OF_HALF_SET",
+     "mad.wide.u16", 0x0DDA1810, 0x25DA1810, 32, (0x0DDA1810, 0x25DA1811)),
     ("test_64bit_left_shift_by_an_immediate_of_64_or_more_is_zero", "SHL64_BY_AN_IMMEDIATE_OF_64_OR_MORE",
      "shl.b64", 0, 0x369CF, 64, (1, 0x369CF)),
     ("test_f16x2_compare_reads_the_sign_extended_upper_half_of_an_s16_load", "F16X2_SET_OF_AN_S16_LOAD_BESIDE_AN_S16",
@@ -234,6 +236,9 @@ FIRST_FINDING = [
     # campaign 27 (sm_86), seed 38000021: `sad.s16 d, a, a, c` of an `ld.param.s8` c: ours
     # sign-extends the byte, ptxas masks it to 0xff (test_sad_s16_adds_the_sign_extended_byte)
     ("sad_s16_of_s8_parameter_s38000021.ptx", "sad.s16 adds a signed byte parameter zero-extended"),
+    # the sm_75 run of branch fuzz29, seed 39000353: `mad.wide.u16` of a `set.nan.or.f16.f16`
+    # result (test_u16_multiply_of_a_half_set_result_reads_its_16_bits)
+    ("u16_multiply_of_half_set_s39000353.ptx", "16-bit multiply of a half set result reads both halves"),
     # campaign 25 (sm_103): seed 36005660 (cvt.sat.f32.f16 of a saturated s16: ours 0, ptxas
     # NaN), 36005150 (sin.approx of a folded constant: ours 0, ptxas -0.709)
     ("sat_f32_of_sat_s16_s36005660.ptx", "saturating f32 convert of a saturated s16 keeps the NaN"),

@@ -833,6 +833,41 @@ def test_u16_compare_of_a_half_set_result_reads_its_16_bits(flag, half, theirs):
     assert got == [theirs]
 
 
+U16_MULTIPLY_OF_HALF_SET = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .pred %p<2>;
+    .reg .b16 %h<3>;
+    .reg .b32 %r<3>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r0, [%d1];
+    setp.ne.u32 %p0, %r0, 0;
+    ld.global.u16 %h1, [%d1+4];
+    ld.global.u16 %h2, [%d1+8];
+    ld.global.u32 %r1, [%d1+12];
+    set.nan.or.f16.f16 %h0, %h1, %h1, %p0;
+    mad.wide.u16 %r2, %h2, %h0, %r1;
+    st.global.u32 [%d0], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_u16_multiply_of_a_half_set_result_reads_its_16_bits(flag):
+    """`set.nan.or.f16.f16 h, x, x, p` is 1.0 (0x3c00) where p holds, +0 where it does not (x
+    is no NaN); `mad.wide.u16 d, a, h, c` multiplies the 16-bit values: 0x3b1a * 0x3c00 + 0x10
+    = 0x0dda1810. ptxas 13.5.37 writes the set as `HSET2.BF ... .H0_H0` (0x3c00 in both halves)
+    and the multiply as a 32-bit `IMAD` of the whole register: 0x3b1a * 0x3c003c00 + 0x10 =
+    0x25da1810 (mod 2^32). The sm_75 run of branch fuzz29, seed 39000353 (sm_80/89 alike)."""
+    ours, got = _run_both(U16_MULTIPLY_OF_HALF_SET, [flag, 0x3C00, 0x3B1A, 0x10])
+    want = 0x3B1A * 0x3C00 + 0x10 if flag else 0x10
+    assert ours == [want]
+    assert got == [0x25DA1810 if flag else 0x10]
+
+
 FTZ_SETP_AND_BRANCH = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {

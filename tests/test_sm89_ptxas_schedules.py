@@ -19,6 +19,7 @@ RULES = {
     "37000480": "CS2R -> STL.128's data 5 (sm_80)",
     "37003564": "CS2R -> SUST.64's data 4 (sm_80)",
     "38003358": "HSET2 -> SURED's data 4 (sm_86)",
+    "38003908": "ERRBAR holds issue until an IMMA issued just before it has landed (sm_86; drains_fixed_results)",
 }
 
 

@@ -423,6 +423,17 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bset\.\w+(\.\w+)*\.f16\.f16 (%\w+),[^;]*;[\s\S]*\bset\.\w+(\.(and|or|xor))?\.[su]32\.[usb]16 %\w+, (\2\b|[^;]*, \2;)",),
         r"\bHSET2\.BF\b",
         lambda ours, theirs, width: ours != theirs),
+    # the same read by a 16-bit multiply: `mad.wide.u16 d, a, h, c` of a half set result h
+    # (1.0: 0x3c00) is a 32-bit IMAD of the whole register, whose upper half holds 0x3c00 too
+    # (the sm_75 run of branch fuzz29, seed 39000353; sm_80/89 alike): the product gains
+    # (a * 0x3c00) << 16, so the low halves agree.
+    Departure(
+        "16-bit multiply of a half set result reads both halves",
+        "test_u16_multiply_of_a_half_set_result_reads_its_16_bits",
+        r"^(mad|mul)\.wide\.[su]16$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.f16 (%\w+),[^;]*;[\s\S]*\b(mad|mul)\.wide\.[su]16 %\w+, [^;]*\2\b",),
+        r"\bHSET2\.BF\b",
+        lambda ours, theirs, width: width == 32 and ours != theirs and ours & 0xFFFF == theirs & 0xFFFF),
     # an integer read of a `set.*.f16` result where the kernel has a CALL (a division's or
     # a 16-bit remainder's slow path): ptxas writes the set as `SEL R, RZ, 0x1` (the integer
     # 1) where the manual's 1.0 is 0x3c00 (campaign 22's 33002318 on sm_110; as

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -168,8 +169,12 @@ class Builder:
         self.temps.append(Reg(kind, VIEWS[kind][0], role="temp"))
         return f"$t{len(self.temps) - 1}"
 
-    def build(self, text: str, key: str, uniform_ok: bool = True, guard_ok: bool = True, **kw) -> Op:
+    def build(self, text: str, key: str, uniform_ok: bool = True, guard_ok: bool = True, **kw) -> Op | None:
+        """The statement, or None where an instruction of it is not on the program's target
+        (`Generator.text_on_target`: the caller's op is then drawn again)."""
         g, ctx = self.g, self.ctx
+        if not g.text_on_target(text):
+            return None
         guard = None
         if guard_ok and g.on("guard") and g.rng.random() < 0.3 and not kw.get("collective") \
                 and not kw.get("barrier"):
@@ -1594,6 +1599,48 @@ def program_sm(arch: str | None) -> int:
     return min(target(arch).sm, top)
 
 
+_SPELLING = re.compile(r"^(?:@@|@!?[%$]\w+\s+)?([a-z][\w.:]*)")
+
+
+def spellings(text: str) -> list[str]:
+    """The instruction spellings of a statement's text, one per line (`@@`, guards, braces
+    and labels aside): `ld.global.L2::cache_hint.b32 %r0, [%rd1], %rd2;` ->
+    `ld.global.L2::cache_hint.b32`."""
+    out = []
+    for line in text.split("\n"):
+        m = _SPELLING.match(line.strip())
+        if m and not line.rstrip().endswith(":"):
+            out.append(m.group(1))
+    return out
+
+
+# Spellings the generator writes whose first target the inventory cannot give, with the
+# manual's (ptxas 13.5 agrees): it has no line for mma's b1 `.and.popc` (PTX 7.1, sm_80) nor
+# for cvt's `.satfinite` packing of two f32 into f16x2/bf16x2 (PTX 8.1; the packing itself is
+# sm_80's), and its `cvt.pack.sat` line (sm_90) also covers the two-source `.u16/.s16.s32`
+# form of sm_72. A spec line for these would add forms to the inventory sweep's lists (sm_89
+# forms) and so change every campaign's programs.
+FIRST_TARGET = (
+    (re.compile(r"mma\.sync\.aligned\.m\d+n\d+k\d+\.row\.col\.s32\.b1\.b1\.s32\.and\.popc"), 80),
+    (re.compile(r"cvt\.rn(?:\.relu)?\.satfinite(?:\.relu)?\.b?f16x2\.f32"), 80),
+    (re.compile(r"cvt\.pack\.sat\.[us]16\.s32"), 72),
+)
+
+
+@functools.cache
+def spelling_on_target(spelling: str, sm: int) -> bool:
+    """Whether the inventory has `spelling` on sm_<sm> (`FIRST_TARGET` for a few it cannot
+    tell); any other spelling it does not know counts as present."""
+    for regex, first in FIRST_TARGET:
+        if regex.fullmatch(spelling):
+            return sm >= first
+    try:
+        from ptx2sass.frontend import inventory
+    except ImportError:
+        return True
+    return not inventory.spelling_known(spelling) or spelling_valid(spelling, sm)
+
+
 @functools.cache
 def spelling_valid(spelling: str, sm: int) -> bool:
     """Whether the PTX ISA inventory (issue 15) has `spelling` on sm_<sm> at the programs'
@@ -1640,6 +1687,12 @@ class Generator:
         """Whether the program's target has this instruction spelling (the inventory's
         minimum target)."""
         return self.sm >= 89 or spelling_valid(spelling, self.sm)
+
+    def text_on_target(self, text: str) -> bool:
+        """Whether every instruction of a statement's text is on the program's target, as
+        far as the inventory knows its spelling (a statement with one that is not is not
+        drawn: mbarrier, bf16, cache hints, createpolicy, redux, cp.async on sm_75)."""
+        return self.sm >= 89 or all(spelling_on_target(s, self.sm) for s in spellings(text))
 
     def redraw(self, drawn, options, spelling) -> object:
         """`drawn` if `spelling(drawn)` is on the target, else a choice among the `options`

@@ -31,6 +31,8 @@ Rules, with the data fields they read:
   results read by a non-uniform instruction: `uniform_to_vector`, by `uniform_reader_fixed`
   readers their value (`uniform_same_unit` readers of their own unit: the producer's);
 - an instruction holds issue for at least `issue_cycles` (by opcode), whatever its stall;
+  one of `drains_fixed_results` (ERRBAR) also holds it until every earlier fixed-latency
+  result has landed;
 - a variable-latency reader that is no memory reader (R2UR, FLO ...), or one of
   `mma_to_decoupled_readers` (the surface stores and reductions), may read an MMA result
   `mma_to_decoupled_early` cycles before the MMA's fixed latency.
@@ -179,6 +181,10 @@ class LatencyModel:
         # opcode -> the least cycles it holds issue whatever its stall count says (ERRBAR
         # waits for the memory system; ptxas gives it stall 0-1 and counts on more)
         self.ISSUE_CYCLES: dict[str, int] = dict(data.get("issue_cycles", {}))
+        # opcodes that hold issue until every earlier fixed-latency result is in its register
+        # (ERRBAR: ptxas overwrites and reads an IMMA's result 7 and 13 cycles after it when an
+        # ERRBAR comes between, the IMMA issued 1 cycle before it)
+        self.DRAINS_FIXED = frozenset(data.get("drains_fixed_results", []))
         # a variable-latency (decoupled) reader other than memory reads a tensor-core result
         # this many cycles before the MMA's fixed latency (it takes its operands after issue)
         self.MMA_TO_DECOUPLED: int = data.get("mma_to_decoupled_early", 0)
