@@ -69,10 +69,6 @@ RESERVED_UR = frozenset({4, 5})
 UR_COUNT, UP_COUNT = 63, 7          # UR0..UR62 (URZ is 63 on the wire), UP0..UP6
 
 
-# the texture unit's instructions: their uniform-register operand is the texture/surface handle
-TEXTURE_UNIT_OPCODES = frozenset({"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"})
-
-
 def _is_zero_reg(op, file: str) -> bool:
     return type(op) is Reg and op.file == file and op.is_zero
 
@@ -186,12 +182,34 @@ def _orders(mi: MInstr):
         yield mods, [ops[0], ops[2], ops[1], replace(ops[3], inv=not ops[3].inv)]
 
 
+def _into_handle(arch: str, opcode: str, mods: tuple, ops: list, uniform: set[int]) -> bool:
+    """Whether a uniform value would take a slot that names a handle or descriptor
+    (`Target.handle_fields`): the table matches forms by operand shape, so sm_100's
+    `TEX.LL R4, R6, R4, UR0, 2D` with the level -32.0 in UR0 encodes, UR0 read as the
+    texture's handle (tests/test_codegen_texture.py). True when it cannot tell."""
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.arch import target
+    from ptx2sass.encoder.model import Instruction
+    from ptx2sass.encoder.target_spelling import respell
+    t = target(arch)
+    bits = {b for op, b in t.handle_fields if op == opcode}
+    if not bits:
+        return False
+    probes = tuple(_probe(o, uniform) for o in ops)
+    taken = codec.slots_taken(respell(Instruction(opcode, mods, probes), t), arch)
+    if taken is None:
+        return True
+    return any(isinstance(o, VOp) and o.reg.id in uniform
+               and min(slot["fields"][0]["bits"], default=-1) in bits
+               for o, slot in zip(ops, taken) if slot["fields"])
+
+
 def _place(mi: MInstr, uniform: set[int], arch: str):
     """The first of `_orders(mi)` the table encodes with the uniform values in uniform
-    registers, or None."""
+    registers, none of them in a handle's slot, or None."""
     for mods, ops in _orders(mi):
         opcode = "MOV" if mi.opcode == "IMAD" and len(ops) == 2 else mi.opcode
-        if _encodable(arch, opcode, mods, ops, uniform):
+        if _encodable(arch, opcode, mods, ops, uniform) and not _into_handle(arch, opcode, mods, ops, uniform):
             return opcode, mods, ops
     return None
 
@@ -458,11 +476,6 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             return False                          # an address or constant-bank index
         if ins.opcode in (COPY, IMPLICIT_DEF, "BRA", "BRX", "EXIT"):
             # a copy into a general register costs a MOV where coalescing made it free
-            return False
-        if ins.opcode in TEXTURE_UNIT_OPCODES:
-            # a UR in a texture/surface instruction is its handle: a table form that takes a
-            # UR where a coordinate or level was would read that value as the handle
-            # (sm_100 `TEX.LL R4, R6, R4, UR0, 2D` of level -32.0, tests/test_codegen_texture.py)
             return False
         return _place(ins, cand, arch) is not None
 
