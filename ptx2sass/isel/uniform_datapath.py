@@ -86,6 +86,10 @@ def _uniform_form(mi: MInstr) -> tuple[str, tuple, list] | None:
         op, mods, ops = "MOV", (), [ops[0], ops[3]]
     if op == "IMAD" and mods == ("IADD",) and len(ops) == 4 and ops[2] == Imm(1):
         op, mods, ops = "IADD3", (), [ops[0], ops[1], ops[3], Reg("R", 255)]
+    if op == "LDC" and not mods and len(ops) == 2 and isinstance(ops[1], ConstRef):
+        # (sm_90+'s 32-bit constant load: target_forms keeps it vector when a reader cannot take
+        # the UR in place, `IADD3 R, R107, 0x1f, RZ`; uniform, that reader is UIADD3)
+        op = "MOV"
     if op == "MOV":
         if mods or len(ops) != 2:
             return None
@@ -328,6 +332,51 @@ def _copied_in(vid: int, writes: dict) -> set[int]:
     return found
 
 
+def _uniform_branch(ins: MInstr) -> bool:
+    """A conditional branch the whole warp takes or not (`divergence`'s mark), to one label."""
+    return ins.opcode == "BRA" and ins.uniform and not ins.modifiers and len(ins.operands) == 1 \
+        and type(ins.operands[0]).__name__ == "Label"
+
+
+def _compares_uniforms(writers: list[MInstr], cand: set[int]) -> bool:
+    """Whether a predicate's writer is the high half of a 64-bit compare (ISETP.EX) of
+    uniform values (the high words and the low half's predicate): as vector code it would
+    need the pair copied into two registers, while UISETP + `PLOP3 P, PT, PT, PT, UP` needs
+    none (ptxas's matmul_int8 K loop on sm_90/100: `UISETP.GE.U32.AND(.EX) UP0, ...` of the
+    64-bit counter and bound, then PLOP3 into P4). A 32-bit compare of a counter ptxas keeps
+    vector (matmul_bf16's `ISETP.GE.AND P0, PT, R45, UR6`)."""
+    for w in writers:
+        if w.opcode != "ISETP" or "EX" not in w.modifiers:
+            continue
+        srcs = {(op.reg.id, op.part) for i, op, d in register_operands(w)
+                if not d and i >= 0 and (op.reg.id in cand or op.reg.cls in ("UR", "UP"))}
+        if len(srcs) >= 2:
+            return True
+    return False
+
+
+def _steers_branch_only(ins: MInstr, reads: dict, depth: int = 0) -> bool:
+    """A compare whose predicate only branches (through a 64-bit compare's high half): the
+    loop's exit test, which, like a counter's own increment, is no reader that makes a
+    vector copy of the counter worth it (with it counted, matmul_bf16's 32-bit K counter
+    went to a UR with a copy for its in-loop compare; ptxas keeps it vector)."""
+    if ins.opcode != "ISETP" or depth > 2:
+        return False
+    defs = [op for _, op, d in register_operands(ins) if d and op.reg.cls == "P"]
+    if not defs:
+        return False
+    for d in defs:
+        readers = reads.get(d.reg.id, ())
+        if not readers:
+            return False
+        for r, i, _ in readers:
+            if r.opcode == "BRA" and i < 0:
+                continue
+            if not _steers_branch_only(r, reads, depth + 1):
+                return False
+    return True
+
+
 def _copyable(writers: list[MInstr], readers, where: dict, depth: dict) -> bool:
     """Whether `_copy_for_readers` can serve `readers` ((instruction, operand index)) with
     vector copies: each gets one just before it unless it sits in a deeper loop than every
@@ -465,10 +514,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             elif not isinstance(o, (Imm, SpecialReg)):
                 return False
         trial = [Reg("UR", 4) if isinstance(o, ConstRef) and opcode != "ULDC" else o for o in ops]
-        return _encodable(arch, opcode, mods, trial, cand)
+        return _encodable(arch, uldc if opcode == "ULDC" else opcode, mods, trial, cand)
 
     def read_ok(ins: MInstr, index: int, op: VOp) -> bool:
         """A reader that stays on the vector datapath can take the uniform value."""
+        if index < 0 and branches_on_up and _uniform_branch(ins):
+            return True                           # `BRA.U UPn` (sm_100+)
         if index < 0 or op.width != 1:
             return False                          # a guard; a whole wide value
         o = ins.operands[index]
@@ -479,6 +530,9 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             return False
         return _place(ins, cand, arch) is not None
 
+    from ptx2sass.encoder.arch import target
+    branches_on_up = target(arch).uniform_predicate_branch
+    uldc = dict(target(arch).renamed_opcodes).get("ULDC", "ULDC")     # (sm_100+: LDCU)
     needs_copy: dict[int, list[tuple[MInstr, int]]] = {}    # vreg id -> readers served by a copy
     changed = True
     while changed:
@@ -501,9 +555,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             # (a loop counter's own increment, or the copy closing its loop, is no reader
             # that makes it worth a copy: the tests/test_cs2r_zero_pairs.py loop on sm_90
             # had a `MOV R4, UR1` per trip for the compare)
-            own = {id(w) for w in writes[vid]} | _copied_in(vid, writes)
+            own = {id(w) for w in writes[vid]} | _copied_in(vid, writes) | {
+                id(r) for r, _, _ in reads.get(vid, ()) if _steers_branch_only(r, reads)}
             uniform_readers = sum(id(r) in converted and id(r) not in own and r.opcode != COPY
                                   for r, _, _ in reads.get(vid, ()))
+            if mf.vregs[vid].cls == "P" and _compares_uniforms(writes[vid], cand):
+                uniform_readers += 1
             # a 64-bit row base read only by vector instructions is worth its copies
             # (ptxas: the IMAD.WIDE adding a lane's offset), but not once per loop trip
             # (a computed one: a 64-bit parameter loaded as two halves, sm_8x's `MOV R, c[]`
@@ -547,6 +604,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         loaded: dict[ConstRef, object] = {}     # this block's ULDCs (one per constant)
         for ins in b.instrs:
             defs = [op for _, op, d in register_operands(ins) if d]
+            if ins.opcode == "BRA" and isinstance(ins.guard, VOp) and ins.guard.reg.id in cand:
+                # (read_ok let only a uniform branch on a target with `BRA.U UPn` through)
+                ins.modifiers, ins.operands = ("U",), [VOp(ins.guard.reg, inv=ins.guard.inv), *ins.operands]
+                ins.guard = None
+                out.append(ins)
+                continue
             if not defs or defs[0].reg.id not in cand or ins.opcode in (COPY, IMPLICIT_DEF):
                 if ins.opcode not in (COPY, IMPLICIT_DEF) and any(
                         op.reg.id in cand for _, op, d in register_operands(ins) if not d):
@@ -562,12 +625,14 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                         t = loaded.get(key)
                         if t is None:
                             t = loaded[key] = mf.new_vreg("UR")
-                            out.append(MInstr("ULDC", (), [VOp(t), key], 1, None, ins.line))
+                            out.append(MInstr(uldc, (), [VOp(t), key], 1, None, ins.line))
                         ops[k] = VOp(t, neg=o.neg, inv=o.inv)
             elif ops[0].reg.id in single:
                 loaded.setdefault(ops[1], ops[0].reg)
             if opcode == "UMOV" and isinstance(ops[1], VOp):
                 opcode, mods = COPY, ()          # between uniform registers: coalescing may drop it
+            elif opcode == "ULDC":
+                opcode = uldc
             ins.opcode, ins.modifiers, ins.operands = opcode, tuple(mods), ops
             out.append(ins)
         b.instrs[:] = out
