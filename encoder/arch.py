@@ -311,6 +311,11 @@ class Target:
     # from %ctaid and parameters with S2UR/UIMAD.WIDE/USHF/UIADD3 on sm_89 as on sm_90/100/120;
     # on by default only where it was measured: branch q100_28, triton on sm_90/100/120)
     uniform_datapath_default: bool = False
+    # operand fields (opcode, the field's lowest bit) that name a handle or descriptor, not a
+    # value: the texture/surface unit's uniform-register slots on sm_90+. Table forms are matched
+    # by operand shape, so a uniform register where a coordinate was could take such a slot;
+    # the uniform datapath never moves a value there (`codec.slots_taken`)
+    handle_fields: tuple[tuple[str, int], ...] = ()
     # LDGMC's operation for multimem.ld_reduce.add.acc::f32 of half types (ptxas 13.5's
     # spelling: `LDGMC.E.F32ADD.BF16x2` on sm_90, `.HPADD.` on sm_100)
     multimem_f32_accumulate: str = "F32ADD"
@@ -427,6 +432,12 @@ _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
 
+# the texture/surface unit's handle: a uniform register at bit 40 (sm_90, sm_100, sm_120), and the
+# blackwell table's second, optional one at bit 48 (`TEX.LL R4, R6, R4, R18, UR4, 2D`)
+_TEXTURE_UNIT = ("TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM")
+_HOPPER_CODEGEN["handle_fields"] = tuple((op, 40) for op in _TEXTURE_UNIT)
+
+
 # --- sm_120 (issue 18 phase 2): read off ptxas 13.5's sm_120 code for `mov` of each special
 # register and cvta (tests/test_codegen_blackwell.py). %dynamic_smem_size, %envreg<n>,
 # %aggr_smem_size and %reserved_smem_offset_end are read per cluster size there
@@ -448,7 +459,8 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, warpgroup_mma=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
+                          warpgroup_mma=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),

@@ -642,8 +642,9 @@ def _has_pc_field(form: Form) -> bool:
     return known[1]
 
 
-def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
-    """encode_view's search: the word and the form that took it."""
+def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None = None) -> tuple[int, Form]:
+    """encode_view's search: the word and the form that took it (and, into `placed_out`, the
+    printed operand, guard first, that each of the form's slots took; None where empty)."""
     name = ".".join(view.tokens)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:
@@ -668,6 +669,8 @@ def _encode_view(view: View, arch: str, pc: int, table) -> tuple[int, Form]:
             errors.append(str(e))
             continue
         checked = (key, id(form), tuple(tokens))
+        if placed_out is not None:
+            placed_out[:] = placed
         if checked in _READS_BACK and not _shares_fields(form):
             return word, form
         # the table must read the word back as the same text (aliases, hidden operands)
@@ -937,6 +940,30 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     if any(payloads):
         word = _put_nan_payloads(word, arch, payloads, text)
     return word | ins.control.pack() << CONTROL_SHIFT
+
+
+def slots_taken(ins: Instruction, arch: str) -> tuple[dict, ...] | None:
+    """The form slot (its table entry: shape, fields) each operand of `ins` takes in the word
+    `encode` would write, or None when it encodes no word or its text does not print one
+    operand per operand. Forms are matched by operand shape, so this says which operand
+    became, say, a texture's handle (a uniform register in a coordinate's place would)."""
+    from . import sass_text
+    if without_relocations(ins, arch)[1] or any(isinstance(op, Label) for op in ins.operands):
+        return None
+    desc, bare = _without_hidden_descriptor(ins, arch)
+    try:
+        view = parse_view(sass_text.format_instruction(replace(bare, control=Control())))
+        view.reuse = []
+        table = table_for(arch)
+        use_family(_family_or(arch, table.family))
+        placed: list = []
+        _, form = _encode_view(view, arch, 0, table, placed)
+    except (EncodeError, ValueError, IndexError, KeyError):
+        return None
+    if len(view.operands) != len(bare.operands):
+        return None
+    taken = [form.slots[k] for k, o in enumerate(placed) if o is not None][1:]   # (the guard first)
+    return tuple(taken) if len(taken) == len(bare.operands) else None
 
 
 def without_relocations(ins: Instruction, arch: str | None = None) -> tuple[Instruction, list[tuple[int, object]]]:

@@ -859,8 +859,12 @@ def _sink_uniform_copies(instrs: list[MInstr], live_out: set[int], vfile: dict[i
     soon as the uniform value is ready, and the general registers then hold the copy across
     everything between (Triton int64_rows' store address). True when something moved."""
     def uniform_copy(ins: MInstr) -> bool:
+        # (into a general register or predicate: a copy between uniform registers, a loop's
+        # phi copy of its counter, is none; with it, the counter's compares sank below its
+        # increment and the two UR pairs overlapped: two UMOVs on matmul_int8's back edge)
         return (ins.opcode == COPY and ins.guard is None and len(ins.operands) == 2
                 and isinstance(ins.operands[0], VOp) and ins.operands[0].part is None
+                and vfile.get(ins.operands[0].reg.id) in ("R", "P")
                 and isinstance(ins.operands[1], VOp) and vfile.get(ins.operands[1].reg.id) in ("UR", "UP"))
 
     copies = {ins.operands[0].reg.id for ins in instrs if uniform_copy(ins)}

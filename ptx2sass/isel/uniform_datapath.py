@@ -69,10 +69,6 @@ RESERVED_UR = frozenset({4, 5})
 UR_COUNT, UP_COUNT = 63, 7          # UR0..UR62 (URZ is 63 on the wire), UP0..UP6
 
 
-# the texture unit's instructions: their uniform-register operand is the texture/surface handle
-TEXTURE_UNIT_OPCODES = frozenset({"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"})
-
-
 def _is_zero_reg(op, file: str) -> bool:
     return type(op) is Reg and op.file == file and op.is_zero
 
@@ -90,6 +86,10 @@ def _uniform_form(mi: MInstr) -> tuple[str, tuple, list] | None:
         op, mods, ops = "MOV", (), [ops[0], ops[3]]
     if op == "IMAD" and mods == ("IADD",) and len(ops) == 4 and ops[2] == Imm(1):
         op, mods, ops = "IADD3", (), [ops[0], ops[1], ops[3], Reg("R", 255)]
+    if op == "LDC" and not mods and len(ops) == 2 and isinstance(ops[1], ConstRef):
+        # (sm_90+'s 32-bit constant load: target_forms keeps it vector when a reader cannot take
+        # the UR in place, `IADD3 R, R107, 0x1f, RZ`; uniform, that reader is UIADD3)
+        op = "MOV"
     if op == "MOV":
         if mods or len(ops) != 2:
             return None
@@ -186,12 +186,34 @@ def _orders(mi: MInstr):
         yield mods, [ops[0], ops[2], ops[1], replace(ops[3], inv=not ops[3].inv)]
 
 
+def _into_handle(arch: str, opcode: str, mods: tuple, ops: list, uniform: set[int]) -> bool:
+    """Whether a uniform value would take a slot that names a handle or descriptor
+    (`Target.handle_fields`): the table matches forms by operand shape, so sm_100's
+    `TEX.LL R4, R6, R4, UR0, 2D` with the level -32.0 in UR0 encodes, UR0 read as the
+    texture's handle (tests/test_codegen_texture.py). True when it cannot tell."""
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.arch import target
+    from ptx2sass.encoder.model import Instruction
+    from ptx2sass.encoder.target_spelling import respell
+    t = target(arch)
+    bits = {b for op, b in t.handle_fields if op == opcode}
+    if not bits:
+        return False
+    probes = tuple(_probe(o, uniform) for o in ops)
+    taken = codec.slots_taken(respell(Instruction(opcode, mods, probes), t), arch)
+    if taken is None:
+        return True
+    return any(isinstance(o, VOp) and o.reg.id in uniform
+               and min(slot["fields"][0]["bits"], default=-1) in bits
+               for o, slot in zip(ops, taken) if slot["fields"])
+
+
 def _place(mi: MInstr, uniform: set[int], arch: str):
     """The first of `_orders(mi)` the table encodes with the uniform values in uniform
-    registers, or None."""
+    registers, none of them in a handle's slot, or None."""
     for mods, ops in _orders(mi):
         opcode = "MOV" if mi.opcode == "IMAD" and len(ops) == 2 else mi.opcode
-        if _encodable(arch, opcode, mods, ops, uniform):
+        if _encodable(arch, opcode, mods, ops, uniform) and not _into_handle(arch, opcode, mods, ops, uniform):
             return opcode, mods, ops
     return None
 
@@ -308,6 +330,51 @@ def _copied_in(vid: int, writes: dict) -> set[int]:
                     found.add(id(x))
                 todo.append(op.reg.id)
     return found
+
+
+def _uniform_branch(ins: MInstr) -> bool:
+    """A conditional branch the whole warp takes or not (`divergence`'s mark), to one label."""
+    return ins.opcode == "BRA" and ins.uniform and not ins.modifiers and len(ins.operands) == 1 \
+        and type(ins.operands[0]).__name__ == "Label"
+
+
+def _compares_uniforms(writers: list[MInstr], cand: set[int]) -> bool:
+    """Whether a predicate's writer is the high half of a 64-bit compare (ISETP.EX) of
+    uniform values (the high words and the low half's predicate): as vector code it would
+    need the pair copied into two registers, while UISETP + `PLOP3 P, PT, PT, PT, UP` needs
+    none (ptxas's matmul_int8 K loop on sm_90/100: `UISETP.GE.U32.AND(.EX) UP0, ...` of the
+    64-bit counter and bound, then PLOP3 into P4). A 32-bit compare of a counter ptxas keeps
+    vector (matmul_bf16's `ISETP.GE.AND P0, PT, R45, UR6`)."""
+    for w in writers:
+        if w.opcode != "ISETP" or "EX" not in w.modifiers:
+            continue
+        srcs = {(op.reg.id, op.part) for i, op, d in register_operands(w)
+                if not d and i >= 0 and (op.reg.id in cand or op.reg.cls in ("UR", "UP"))}
+        if len(srcs) >= 2:
+            return True
+    return False
+
+
+def _steers_branch_only(ins: MInstr, reads: dict, depth: int = 0) -> bool:
+    """A compare whose predicate only branches (through a 64-bit compare's high half): the
+    loop's exit test, which, like a counter's own increment, is no reader that makes a
+    vector copy of the counter worth it (with it counted, matmul_bf16's 32-bit K counter
+    went to a UR with a copy for its in-loop compare; ptxas keeps it vector)."""
+    if ins.opcode != "ISETP" or depth > 2:
+        return False
+    defs = [op for _, op, d in register_operands(ins) if d and op.reg.cls == "P"]
+    if not defs:
+        return False
+    for d in defs:
+        readers = reads.get(d.reg.id, ())
+        if not readers:
+            return False
+        for r, i, _ in readers:
+            if r.opcode == "BRA" and i < 0:
+                continue
+            if not _steers_branch_only(r, reads, depth + 1):
+                return False
+    return True
 
 
 def _copyable(writers: list[MInstr], readers, where: dict, depth: dict) -> bool:
@@ -447,10 +514,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             elif not isinstance(o, (Imm, SpecialReg)):
                 return False
         trial = [Reg("UR", 4) if isinstance(o, ConstRef) and opcode != "ULDC" else o for o in ops]
-        return _encodable(arch, opcode, mods, trial, cand)
+        return _encodable(arch, uldc if opcode == "ULDC" else opcode, mods, trial, cand)
 
     def read_ok(ins: MInstr, index: int, op: VOp) -> bool:
         """A reader that stays on the vector datapath can take the uniform value."""
+        if index < 0 and branches_on_up and _uniform_branch(ins):
+            return True                           # `BRA.U UPn` (sm_100+)
         if index < 0 or op.width != 1:
             return False                          # a guard; a whole wide value
         o = ins.operands[index]
@@ -459,13 +528,11 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         if ins.opcode in (COPY, IMPLICIT_DEF, "BRA", "BRX", "EXIT"):
             # a copy into a general register costs a MOV where coalescing made it free
             return False
-        if ins.opcode in TEXTURE_UNIT_OPCODES:
-            # a UR in a texture/surface instruction is its handle: a table form that takes a
-            # UR where a coordinate or level was would read that value as the handle
-            # (sm_100 `TEX.LL R4, R6, R4, UR0, 2D` of level -32.0, tests/test_codegen_texture.py)
-            return False
         return _place(ins, cand, arch) is not None
 
+    from ptx2sass.encoder.arch import target
+    branches_on_up = target(arch).uniform_predicate_branch
+    uldc = dict(target(arch).renamed_opcodes).get("ULDC", "ULDC")     # (sm_100+: LDCU)
     needs_copy: dict[int, list[tuple[MInstr, int]]] = {}    # vreg id -> readers served by a copy
     changed = True
     while changed:
@@ -488,9 +555,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             # (a loop counter's own increment, or the copy closing its loop, is no reader
             # that makes it worth a copy: the tests/test_cs2r_zero_pairs.py loop on sm_90
             # had a `MOV R4, UR1` per trip for the compare)
-            own = {id(w) for w in writes[vid]} | _copied_in(vid, writes)
+            own = {id(w) for w in writes[vid]} | _copied_in(vid, writes) | {
+                id(r) for r, _, _ in reads.get(vid, ()) if _steers_branch_only(r, reads)}
             uniform_readers = sum(id(r) in converted and id(r) not in own and r.opcode != COPY
                                   for r, _, _ in reads.get(vid, ()))
+            if mf.vregs[vid].cls == "P" and _compares_uniforms(writes[vid], cand):
+                uniform_readers += 1
             # a 64-bit row base read only by vector instructions is worth its copies
             # (ptxas: the IMAD.WIDE adding a lane's offset), but not once per loop trip
             # (a computed one: a 64-bit parameter loaded as two halves, sm_8x's `MOV R, c[]`
@@ -534,6 +604,12 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         loaded: dict[ConstRef, object] = {}     # this block's ULDCs (one per constant)
         for ins in b.instrs:
             defs = [op for _, op, d in register_operands(ins) if d]
+            if ins.opcode == "BRA" and isinstance(ins.guard, VOp) and ins.guard.reg.id in cand:
+                # (read_ok let only a uniform branch on a target with `BRA.U UPn` through)
+                ins.modifiers, ins.operands = ("U",), [VOp(ins.guard.reg, inv=ins.guard.inv), *ins.operands]
+                ins.guard = None
+                out.append(ins)
+                continue
             if not defs or defs[0].reg.id not in cand or ins.opcode in (COPY, IMPLICIT_DEF):
                 if ins.opcode not in (COPY, IMPLICIT_DEF) and any(
                         op.reg.id in cand for _, op, d in register_operands(ins) if not d):
@@ -549,12 +625,14 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                         t = loaded.get(key)
                         if t is None:
                             t = loaded[key] = mf.new_vreg("UR")
-                            out.append(MInstr("ULDC", (), [VOp(t), key], 1, None, ins.line))
+                            out.append(MInstr(uldc, (), [VOp(t), key], 1, None, ins.line))
                         ops[k] = VOp(t, neg=o.neg, inv=o.inv)
             elif ops[0].reg.id in single:
                 loaded.setdefault(ops[1], ops[0].reg)
             if opcode == "UMOV" and isinstance(ops[1], VOp):
                 opcode, mods = COPY, ()          # between uniform registers: coalescing may drop it
+            elif opcode == "ULDC":
+                opcode = uldc
             ins.opcode, ins.modifiers, ins.operands = opcode, tuple(mods), ops
             out.append(ins)
         b.instrs[:] = out
