@@ -291,8 +291,11 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
 
     def blocks(n: int, v: int) -> int:
         return max(1, width[n] // width[v])
-    # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths
-    pressure = {v: sum(map(width.__getitem__, edges[v])) if width[v] == 1
+    # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths:
+    # their count plus what the wide ones add (a set intersection, not a lookup per edge)
+    wide = {n for n, w in width.items() if w > 1}
+    pressure = {v: (len(edges[v]) + sum(width[n] - 1 for n in edges[v] & wide) if wide
+                    else len(edges[v])) if width[v] == 1
                 else sum(blocks(n, v) for n in edges[v]) for v in nodes}
     low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
     high: list[tuple] = []                     # lazy: stale entries skipped on pop

@@ -90,7 +90,11 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
     copies.sort()
     groups = _Groups()
 
-    degree = {v: sum(map(width.__getitem__, edges[v])) for v in edges}
+    # the neighbours' widths summed: their count, plus what the wide ones add (one set
+    # intersection per node instead of a width lookup per edge)
+    wide = {v for v, w in width.items() if w > 1}
+    degree = {v: len(s) + sum(width[n] - 1 for n in s & wide) if wide else len(s)
+              for v, s in edges.items()}
     crossable = {(a, b) for d, v in soft for a, b in ((d, v), (v, d))}   # soft edges, by group
     for _, _, _, (d, s) in copies:
         a, b = groups.find(d), groups.find(s)
