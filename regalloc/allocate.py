@@ -154,14 +154,15 @@ def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
                 else:
                     copy_src = None          # a part copy: source and result interfere
             if dunits:
-                ordered = sorted(live)
+                # (`live` in its own order: what the loop below adds to sets and to `parts`
+                # does not depend on the order, and every reader of them is order-free)
                 written: dict[int, list[int]] = {}
                 for u in dunits:
                     written.setdefault(vid[u >> UNIT_BITS], []).append(u & low)
                 for d, dparts in written.items():
                     # the hottest loop of allocation: edges with every live unit, inlined
                     mine, c, wide = edges[d], cls[d], width[d] > 1
-                    for lu in ordered:
+                    for lu in live:
                         lv = vid[lu >> UNIT_BITS]
                         if lv == d or lv == copy_src or cls[lv] != c:
                             continue
