@@ -29,9 +29,31 @@ def shipped_path(json_path: str) -> str:
 
 
 def cache_path(json_path: str, family: str) -> str:
+    return cache.cache_dir("tables", f"{family}-{json_crc(json_path):08x}-v{FORMAT}.marshal")
+
+
+CRC_INDEX = "crc-index"      # the cache's (tables/) record of each JSON's CRC by path, size and mtime
+
+
+def json_crc(json_path: str) -> int:
+    """The CRC of the JSON table's bytes. Reading and summing a 4-5 MB table cost ~8 ms of
+    every process of a development tree (no derived file beside the JSON); so the CRC is
+    kept in the cache by the file's absolute path, size and modification time in
+    nanoseconds (what Python's own bytecode cache trusts, in seconds), and the file is read
+    only when those differ. A missing or damaged record only costs the reading."""
+    st = os.stat(json_path)
+    where = os.path.abspath(json_path)
+    index_path = cache.cache_dir("tables", CRC_INDEX)
+    known = cache.read(index_path)
+    known = known if isinstance(known, dict) else {}
+    entry = known.get(where)
+    if isinstance(entry, tuple) and len(entry) == 3 and entry[:2] == (st.st_size, st.st_mtime_ns):
+        return entry[2]
     with open(json_path, "rb") as fh:
         crc = zlib.crc32(fh.read())
-    return cache.cache_dir("tables", f"{family}-{crc:08x}-v{FORMAT}.marshal")
+    known[where] = (st.st_size, st.st_mtime_ns, crc)
+    cache.write(index_path, known)
+    return crc
 
 
 def form_fields(d: dict) -> tuple:

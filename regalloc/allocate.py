@@ -154,14 +154,15 @@ def interference_parts(mf: MFunction, soft: set[tuple[int, int]] | None = None):
                 else:
                     copy_src = None          # a part copy: source and result interfere
             if dunits:
-                ordered = sorted(live)
+                # (`live` in its own order: what the loop below adds to sets and to `parts`
+                # does not depend on the order, and every reader of them is order-free)
                 written: dict[int, list[int]] = {}
                 for u in dunits:
                     written.setdefault(vid[u >> UNIT_BITS], []).append(u & low)
                 for d, dparts in written.items():
                     # the hottest loop of allocation: edges with every live unit, inlined
                     mine, c, wide = edges[d], cls[d], width[d] > 1
-                    for lu in ordered:
+                    for lu in live:
                         lv = vid[lu >> UNIT_BITS]
                         if lv == d or lv == copy_src or cls[lv] != c:
                             continue
@@ -291,8 +292,11 @@ def _simplify(nodes: list[int], edges, width, allowed: list[int], cost) -> list[
 
     def blocks(n: int, v: int) -> int:
         return max(1, width[n] // width[v])
-    # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths
-    pressure = {v: sum(map(width.__getitem__, edges[v])) if width[v] == 1
+    # sum(blocks(n, v) for n in edges[v]); for a single register, the neighbours' widths:
+    # their count plus what the wide ones add (a set intersection, not a lookup per edge)
+    wide = {n for n, w in width.items() if w > 1}
+    pressure = {v: (len(edges[v]) + sum(width[n] - 1 for n in edges[v] & wide) if wide
+                    else len(edges[v])) if width[v] == 1
                 else sum(blocks(n, v) for n in edges[v]) for v in nodes}
     low: list[tuple[int, int]] = []           # entries never go stale: a node enters once
     high: list[tuple] = []                     # lazy: stale entries skipped on pop
@@ -368,25 +372,31 @@ def _offsets(mask: int) -> tuple[int, ...]:
 
 
 def _single_choice(allowed: list[int], allowed_set: set[int], taken: set[int],
-                   bad_starts: set[int], high: int, fill_holes: bool) -> int | None:
+                   bad_starts: set[int], high: int, fill_holes: bool,
+                   ascending: bool = False) -> int | None:
     """A register for a single value: the lowest free one; with `fill_holes`, below the
     registers given out so far, first one whose aligned pair (then quad) a neighbour
     already breaks, so that wide values coloured later still find aligned places."""
-    if not fill_holes:          # the lowest free one: no list of every free register
-        return next((c for c in allowed if c not in taken and c not in bad_starts), None)
-    free = [c for c in allowed if c not in taken and c not in bad_starts]
-    if not free:
-        return None
-    if fill_holes:
-        def blocked(r: int) -> bool:
-            return r not in allowed_set or r in taken or r in bad_starts
-        below = [c for c in free if c < high]
-        for group in (2, 4):
-            for c in below:
-                first = c & -group
-                if any(blocked(r) for r in range(first, first + group) if r != c):
+    lowest = next((c for c in allowed if c not in taken and c not in bad_starts), None)
+    if not fill_holes or lowest is None:      # the lowest free one: no list of every free register
+        return lowest
+    # the free ones below `high`, in `allowed`'s order (ascending: the scan stops at `high`)
+    if ascending:
+        below = []
+        for c in allowed:
+            if c >= high:
+                break
+            if c not in taken and c not in bad_starts:
+                below.append(c)
+    else:
+        below = [c for c in allowed if c < high and c not in taken and c not in bad_starts]
+    for group in (2, 4):
+        for c in below:
+            first = c & -group
+            for r in range(first, first + group):
+                if r != c and (r not in allowed_set or r in taken or r in bad_starts):
                     return c
-    return free[0]
+    return lowest
 
 
 def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = None,
@@ -410,6 +420,7 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
     graph, registers and costs (`best_colouring`'s two orders share it); `present`:
     `present_vregs(mf)` where the caller has it."""
     parts = parts or {}
+    partial = {a for a, _ in parts}        # the nodes some parts entry names first
     prefs = prefs or {}
     registers = registers or registers_of()
     vregs = mf.vregs
@@ -424,6 +435,7 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
             continue
         allowed = registers[cls]
         allowed_set = set(allowed)
+        ascending = all(x < y for x, y in zip(allowed, allowed[1:]))
         nodes = [v for v in present if vregs[v].cls == cls and v not in mf.precolored]
         stack = stacks.get(cls) if stacks is not None else None
         if stack is None:
@@ -443,15 +455,24 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
             w = width[vid]
             taken: set[int] = set(forbidden.get(vid, ()))
             bad_starts: set[int] = set()       # first registers a partial edge rules out
-            for n in edges[vid]:
-                c = colors.get(n)
-                if c is None:
-                    continue
-                mask = parts.get((vid, n))
-                if mask is None:
-                    taken.update(range(c, c + width[n]))
-                else:
-                    bad_starts.update(c + off for off in _offsets(mask))
+            if vid in partial:
+                for n in edges[vid]:
+                    c = colors.get(n)
+                    if c is None:
+                        continue
+                    mask = parts.get((vid, n))
+                    if mask is None:
+                        taken.update(range(c, c + width[n]))
+                    else:
+                        bad_starts.update(c + off for off in _offsets(mask))
+            else:                # no parts entry names vid: every coloured neighbour whole
+                for n in edges[vid]:
+                    c = colors.get(n)
+                    if c is not None:
+                        if width[n] == 1:
+                            taken.add(c)
+                        else:
+                            taken.update(range(c, c + width[n]))
 
             def fits(c: int) -> bool:
                 return (c % alignment(w) == 0 and c not in bad_starts
@@ -472,7 +493,8 @@ def color(mf: MFunction, edges, moves, registers: dict[str, list[int]] | None = 
                 choice = next((c for c in allowed if fits(c) and used.isdisjoint(range(c, c + w))), None)
             if choice is None:
                 if w == 1:
-                    choice = _single_choice(allowed, allowed_set, taken, bad_starts, high, wide_first)
+                    choice = _single_choice(allowed, allowed_set, taken, bad_starts, high, wide_first,
+                                            ascending)
                 else:
                     choice = next((c for c in allowed if fits(c)), None)
             if choice is None:

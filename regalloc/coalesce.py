@@ -90,7 +90,11 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
     copies.sort()
     groups = _Groups()
 
-    degree = {v: sum(map(width.__getitem__, edges[v])) for v in edges}
+    # the neighbours' widths summed: their count, plus what the wide ones add (one set
+    # intersection per node instead of a width lookup per edge)
+    wide = {v for v, w in width.items() if w > 1}
+    degree = {v: len(s) + sum(width[n] - 1 for n in s & wide) if wide else len(s)
+              for v, s in edges.items()}
     crossable = {(a, b) for d, v in soft for a, b in ((d, v), (v, d))}   # soft edges, by group
     for _, _, _, (d, s) in copies:
         a, b = groups.find(d), groups.find(s)
@@ -99,14 +103,31 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
         # a register live through many copies' sides (a loop's accumulator) gathers a large
         # neighbour set: every step below walks the smaller side only, where it can
         small, large = (a, b) if len(edges[a]) <= len(edges[b]) else (b, a)
-        if not _conservative(edges[small] - {large}, edges[large] - {small}, degree,
-                             capacity[mf.vregs[a].cls]):
+        if not _conservative(small, large, edges, degree, capacity[mf.vregs[a].cls]):
             continue
         groups.union(large, small)
         into = edges[large]
         if small in into:                     # a crossed edge: the pair is one node now
             into.discard(small)
             degree[large] -= width[small]
+        if not crossable:
+            # no soft edge left: the same updates as below, without the pair bookkeeping
+            # (a tuple per neighbour and merge was most of coalescing's time)
+            w_small = width[small]
+            for n in edges[small]:
+                if n == large:
+                    continue
+                mine = edges[n]
+                mine.discard(small)
+                if n in into:
+                    degree[n] -= w_small      # two neighbours became one
+                else:
+                    mine.add(large)           # same width: the degree stays
+                    into.add(n)
+                    degree[large] += width[n]
+            edges[small] = set()
+            degree[small] = 0
+            continue
         for n in edges[small]:
             if n == large:
                 continue
@@ -131,15 +152,18 @@ def coalesce(mf: MFunction, edges: dict[int, set[int]], capacity: dict[str, int]
     return _rewrite(mf, groups, started)
 
 
-def _conservative(small: set[int], large: set[int], degree: dict[int, int], k: int) -> bool:
-    """George (every neighbour of the smaller side already interferes with the larger or has
+def _conservative(a: int, b: int, edges: dict[int, set[int]], degree: dict[int, int],
+                  k: int) -> bool:
+    """George (every neighbour of `a`, the smaller side, already interferes with `b` or has
     insignificant degree), else Briggs (the merged node has fewer than `k` neighbours of
-    significant degree); the neighbour sets `small` and `large` are disjoint from the pair."""
-    if all(n in large or degree[n] < k for n in small):
+    significant degree); neighbours are taken without the pair itself (the sets are read
+    in place: copying the larger side's per candidate copy was quadratic in the nesting)."""
+    small, large = edges[a], edges[b]
+    if all(n == b or n in large or degree[n] < k for n in small):
         return True
-    significant = sum(1 for n in small if n not in large and degree[n] >= k)
+    significant = sum(1 for n in small if n != b and n not in large and degree[n] >= k)
     for n in large:
-        if degree[n] >= k:
+        if n != a and degree[n] >= k:
             significant += 1
             if significant >= k:
                 return False

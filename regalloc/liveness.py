@@ -155,7 +155,10 @@ def unit_use_def(ins: MInstr, fresh: frozenset | set = frozenset()
     guarded = ins.guard is not None
     for index, op, is_def in register_operands(ins):
         base = op.reg.id << UNIT_BITS
-        units = [base | k for k in operand_units(ins, index, op)]
+        if op.part is None and op.reg.width == 1:       # (most operands: one unit, part 0)
+            units = [base]
+        else:
+            units = [base | k for k in operand_units(ins, index, op)]
         if not is_def:
             uses.extend(units)
             continue

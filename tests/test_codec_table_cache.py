@@ -74,3 +74,29 @@ def test_unwritable_cache_dir_falls_back(tmp_path, monkeypatch):
     monkeypatch.setenv("PTX2SASS_CACHE", str(blocker / "sub"))
     content = table_cache.load(JSON, "ampere")
     assert codec.Table.from_cache("ampere", content).forms == _from_json()
+
+
+def test_json_crc_read_once_while_the_file_stays(tmp_path, monkeypatch):
+    """The cache's name carries the JSON's CRC; summing the 5 MB table in every process cost
+    ~8 ms of its start (issue 21, speed29). It is kept by path, size and mtime: read again
+    only when the file changes, and then the name follows the new bytes."""
+    monkeypatch.setenv("PTX2SASS_CACHE", str(tmp_path / "cache"))
+    table = tmp_path / "t.json"
+    table.write_bytes(b'{"forms": []}')
+    summed = []            # the JSON's reads (table_cache's own `open`: the cache's files are cache.py's)
+    monkeypatch.setattr(table_cache, "open", lambda *a, **k: summed.append(a[0]) or open(*a, **k),
+                        raising=False)
+    real = table_cache.zlib.crc32
+    first = table_cache.cache_path(str(table), "x")
+    assert table_cache.cache_path(str(table), "x") == first
+    assert len(summed) == 1
+    table.write_bytes(b'{"forms": [1]}')             # new bytes, size and mtime
+    second = table_cache.cache_path(str(table), "x")
+    assert second != first and len(summed) == 2
+    assert second.endswith(f"-{real(table.read_bytes()):08x}-v{table_cache.FORMAT}.marshal")
+    st = os.stat(table)
+    table.write_bytes(b'{"forms": [2]}')             # same size: the mtime tells
+    os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+    third = table_cache.cache_path(str(table), "x")
+    assert third.endswith(f"-{real(table.read_bytes()):08x}-v{table_cache.FORMAT}.marshal")
+    assert len(summed) == 3

@@ -87,6 +87,10 @@ class LoopGroups:
                 self.part_home[v.id] = (d, k)
 
     def plan_loop_groups(self) -> list[dict]:
+        # a group's producer is an mma or an ldmatrix (`_plan_block`): without one, no plan,
+        # and no natural-loop walk per loop header (quadratic in a loop nest's depth)
+        if not any(_is_mma(ins) or ins.opcode == "ldmatrix" for b in self.fn.blocks for ins in b.instrs):
+            return []
         readers: dict[int, list[tuple[ir.Instr, int]]] = {}     # value id -> (reader, group)
         for b in self.fn.blocks:
             for ins in b.instrs:
