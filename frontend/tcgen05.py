@@ -44,12 +44,19 @@ def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
 KIND_TARGETS = {".kind::i8": ("sm_100a", "sm_110a")}
 
 
-def kind_target_problems(ins: ast.Instruction, target: str) -> list[str]:
-    return [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
-            if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
+def kind_target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[str]:
+    """kind::i8 off sm_100a/sm_110a; `.scale_vec::NX` (written, or implied before PTX 8.8) on
+    the family targets (ptxas 13.5 takes `.blockN` there)."""
+    out = [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+           if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
+    if ins.modifiers[:1] == (".mma",) and target[-1:] == "f" and ".block_scale" in ins.modifiers:
+        vec = scale_vector(ins, version)
+        if vec in SCALE_VECS:
+            out.append(f"Feature '{vec}' not supported on .target '{target}'")
+    return out
 
 
-def target_problems(ins: ast.Instruction, target: str) -> list[str]:
+def target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[str]:
     """ptxas's lines for a tcgen05 instruction on a target without it: the shape as a
     feature, the instruction, cp's warp multicast as an illegal modifier, the CTA group as a
     feature."""
@@ -69,26 +76,40 @@ def target_problems(ins: ast.Instruction, target: str) -> list[str]:
     if group is not None and (shape is None or name == "tcgen05.cp"):
         out.append(f"Feature '{group}' not supported on .target '{target}'")
     sm = int("".join(c for c in target[3:] if c.isdigit()) or 0)
+    mma_sync_target = target[-1:] in ("a", "f") and 120 <= sm < 130
     for m in ins.modifiers:
-        # tcgen05.mma's kind (kind::f8f6f4 is also mma.sync's feature on the sm_12x a/f targets)
-        if m.startswith(".kind::") and not (m == ".kind::f8f6f4" and target[-1:] in ("a", "f")
-                                            and 120 <= sm < 130):
+        # tcgen05.mma's kind (kind::f8f6f4 and the mx kinds are also mma.sync's features on the
+        # sm_12x a/f targets)
+        if m.startswith(".kind::") and not ((m == ".kind::f8f6f4" or m in BLOCK_SCALE_KINDS)
+                                            and mma_sync_target):
             out.append(f"Feature '{m}' not supported on .target '{target}'")
+    # `.block_scale` and its vector size, written or implied (mma.sync's `.block_scale` and
+    # `.scale_vec::NX` on the sm_12x a/f targets: not named there)
+    if ins.modifiers[:1] == (".mma",) and ".block_scale" in ins.modifiers:
+        vec = scale_vector(ins, version)
+        if not mma_sync_target:
+            out.append(f"Feature '.block_scale' not supported on .target '{target}'")
+        if vec is not None and not (mma_sync_target and vec in SCALE_VECS):
+            out.append(f"Feature '{vec}' not supported on .target '{target}'")
     # tcgen05.mma's `.ashift` and collector usage, after the kind, in their order
     out += [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
             if m == ".ashift" or m.startswith(".collector::")]
     return out
 
 
-def problems(ins: ast.Instruction, register_type=lambda name: None) -> list[str]:
+def problems(ins: ast.Instruction, register_type=lambda name: None, version=(9, 9)) -> list[str]:
     """ptxas's errors for a tcgen05 instruction's modifiers and operands (`register_type`:
-    a register's declared type, for tcgen05.mma.ws's 64-bit zero-column mask)."""
+    a register's declared type, for tcgen05.mma.ws's 64-bit zero-column mask; `version`: the
+    module's PTX version, which decides `.block_scale`'s implied vector size)."""
     kind = ins.modifiers[0] if ins.modifiers else ""
     if kind in (".ld", ".st"):
         return _load_store_problems(ins)
     if kind in (".alloc", ".dealloc"):
         return _allocation_problems(ins)
     if kind == ".mma":
+        scaled = block_scale_problems(ins, version)
+        if scaled is not None:
+            return scaled
         usage = _usage_problems(ins)
         if usage:
             return usage
@@ -107,6 +128,101 @@ def problems(ins: ast.Instruction, register_type=lambda name: None) -> list[str]
             return _ws_problems(ins, register_type)
         return _mma_problems(ins, shift)
     return []
+
+
+# tcgen05.mma `.block_scale`: the mx kinds and the scale-vector sizes each takes (ptxas 13.5;
+# `.blockN` from PTX 8.8); the size ptxas implies when none is written (its error lines name
+# it: `.block32` from PTX 8.8, before that `.scale_vec::1X` / `::2X`; kind::mxf4nvf4 needs one)
+BLOCK_SCALE_KINDS = {".kind::mxf8f6f4": (".scale_vec::1X", ".block32"),
+                     ".kind::mxf4": (".scale_vec::2X", ".block32"),
+                     ".kind::mxf4nvf4": (".scale_vec::2X", ".scale_vec::4X", ".block16", ".block32")}
+SCALE_VECS = (".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X")
+BLOCK_SIZES = (".block16", ".block32")
+OLD_DEFAULT_VEC = {".kind::mxf8f6f4": ".scale_vec::1X", ".kind::mxf4": ".scale_vec::2X"}
+
+
+def scale_vector(ins: ast.Instruction, version) -> str | None:
+    """The scale-vector modifier written, else the one ptxas implies (None for mxf4nvf4)."""
+    written = next((m for m in ins.modifiers if m in SCALE_VECS + BLOCK_SIZES), None)
+    if written is not None:
+        return written
+    kind = next((m for m in ins.modifiers if m in BLOCK_SCALE_KINDS), None)
+    if kind is None or kind == ".kind::mxf4nvf4":
+        return None
+    return ".block32" if version >= (8, 8) else OLD_DEFAULT_VEC[kind]
+
+
+def block_scale_problems(ins: ast.Instruction, version) -> list[str] | None:
+    """tcgen05.mma's `.block_scale` / mx kinds / scale-vector sizes and their operands
+    (`[d], a, b, idesc, [scale-A], [scale-B], enable`, `.sp`'s `[metadata]` before idesc), in
+    ptxas 13.5's words (probed on sm_100a); None when the instruction has none of them."""
+    mods = ins.modifiers
+    kind = next((m for m in mods if m.startswith(".kind::")), None)
+    vecs = [m for m in mods if m in SCALE_VECS + BLOCK_SIZES]
+    unknown = [m for m in mods if m.startswith(".scale_vec::") and m not in SCALE_VECS]
+    block_scale = ".block_scale" in mods
+    mx = kind in BLOCK_SCALE_KINDS
+    if not (block_scale or mx or vecs or unknown):
+        return None
+    if unknown:
+        return [f"Unknown modifier '{m}'" for m in unknown]
+    ws = ".ws" in mods
+    name = "tcgen05.mma.ws" if ws else "tcgen05.mma"
+    ops = list(ins.operands)
+    sparse = ".sp" in mods
+    if ws:
+        if len(ops) - sparse >= 7:
+            return [f"Arguments mismatch for instruction '{name}'"]
+        return [f"Illegal modifier '{m}' for instruction '{name}'" for m in mods
+                if m in BLOCK_SCALE_KINDS or m == ".block_scale"]
+    if mods.count(".block_scale") > 1:
+        return ["Multiple .block_scale modifiers specified"]
+    if len([m for m in vecs if m in SCALE_VECS]) > 1 or len([m for m in vecs if m in BLOCK_SIZES]) > 1:
+        return ["Multiple .scale_vec_size modifiers specified"]
+    if len(vecs) > 1:
+        return [f"Modifier '{vecs[0]}' cannot be combined with modifier '{vecs[1]}'"]
+    out = [f"Feature '{m}' requires PTX ISA .version 8.8 or later" for m in vecs
+           if m in BLOCK_SIZES and version < (8, 8)]
+    if out:
+        return out
+    if not mx:
+        if block_scale:
+            return [f"Modifier '{kind}' cannot be combined with modifier '.block_scale'"]
+        return [line for m in vecs for line in (
+            f"Modifier '{m}' requires modifier '.block_scale' for instruction '{name}'",
+            f"Modifier '{kind}' cannot be combined with modifier '{m}'",
+            f"Illegal modifier '{m}' for instruction '{name}'")]
+    out = [f"Modifier '{kind}' cannot be combined with modifier '{m}'" for m in vecs
+           if m not in BLOCK_SCALE_KINDS[kind]]
+    if out:
+        return out
+    if not vecs and kind == ".kind::mxf4nvf4":
+        out.append(f"Modifier '{kind}' requires modifier '.scale_vectorsize' for instruction '{name}'")
+    vec = scale_vector(ins, version)
+    if sparse:                              # `.sp`'s [metadata] after b-desc
+        if len(ops) == 8 and not isinstance(ops[3], ast.Address):
+            return out + [f"Arguments mismatch for instruction '{name}'"]
+        if len(ops) < 5 or not isinstance(ops[3], ast.Address):     # no metadata at all
+            return out + [f"Arguments mismatch for instruction '{name}'"] * 3 + \
+                [f"Illegal modifier '.sp' for instruction '{name}'"]
+        ops = ops[:3] + ops[4:]
+    scaled_operands = len(ops) == 7 and all(isinstance(op, ast.Address) for op in ops[4:6]) \
+        and not any(isinstance(op, ast.VectorOperand) for op in ops)
+    if not block_scale:
+        out += [f"Modifier '{m}' requires modifier '.block_scale' for instruction '{name}'" for m in vecs]
+        if len(ops) == 7:
+            return out + [f".block_scale modifier required for instruction '{name}'",
+                          f"Arguments mismatch for instruction '{name}'"]
+        return out or [f"Illegal modifier '{vec}' for instruction '{name}'"]
+    if len(ops) in (5, 6) and not any(isinstance(op, ast.Address) for op in ops[4:]):
+        return out + [f"Arguments mismatch for instruction '{name}'"] * 2 + [
+            f"Illegal modifier '.block_scale' for instruction '{name}'"] + (
+            [f"Illegal modifier '{vec}' for instruction '{name}'"] if vec else [])
+    if not scaled_operands:
+        return out + [f"Arguments mismatch for instruction '{name}'"]
+    if ".ashift" in mods:
+        out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
+    return out + _usage_problems(ins)
 
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
