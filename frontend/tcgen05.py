@@ -110,7 +110,7 @@ def problems(ins: ast.Instruction, register_type=lambda name: None, version=(9, 
         scaled = block_scale_problems(ins, version)
         if scaled is not None:
             return scaled
-        usage = _usage_problems(ins)
+        usage = _usage_problems(ins, version)
         if usage:
             return usage
         shift = 0
@@ -222,7 +222,7 @@ def block_scale_problems(ins: ast.Instruction, version) -> list[str] | None:
         return out + [f"Arguments mismatch for instruction '{name}'"]
     if ".ashift" in mods:
         out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
-    return out + _usage_problems(ins)
+    return out + _usage_problems(ins, version)
 
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
@@ -232,7 +232,7 @@ COLLECTOR_A = tuple(f".collector::a::{op}" for op in COLLECTOR_OPS)
 COLLECTOR_B = tuple(f".collector::b{n}::{op}" for n in range(4) for op in COLLECTOR_OPS)
 
 
-def _usage_problems(ins: ast.Instruction) -> list[str]:
+def _usage_problems(ins: ast.Instruction, version=(9, 9)) -> list[str]:
     """The collector-usage and `.ashift` modifiers, as ptxas 13.5 words them: an unknown
     spelling, two of them, `.collector::a::*` or `.ashift` with `.ws` (the first named twice by
     ptxas), `.collector::b*` without `.ws` (ptxas: a PTX 9.4 feature as well), `.ashift` with
@@ -260,8 +260,8 @@ def _usage_problems(ins: ast.Instruction) -> list[str]:
                 if m in (".collector::a::fill", ".collector::a::use")]
     for m in usage:
         if m in COLLECTOR_B:
-            out += ["Feature 'tcgen05.mma' requires PTX ISA .version 9.4 or later",
-                    f"Illegal modifier '{m}' for instruction '{name}'"]
+            out += (["Feature 'tcgen05.mma' requires PTX ISA .version 9.4 or later"] if version < (9, 4) else []) \
+                + [f"Illegal modifier '{m}' for instruction '{name}'"]
     if ".ashift" in mods and len(ins.operands) > 1 and not isinstance(ins.operands[1], ast.Address):
         out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
     return out

@@ -146,6 +146,10 @@ REFUSED = [
     ("ws.cta_group::1.kind::mxf4.block_scale [%r2], %rd1, %rd2, %r4, [%r5], [%r6], %p1", "9.0"),
     ("ws.cta_group::1.kind::mxf8f6f4.block_scale [%r2], %rd1, %rd2, %r4, %p1", "9.0"),
     ("ws.cta_group::1.kind::mxf8f6f4 [%r2], %rd1, %rd2, %r4, %p1", "9.0"),
+    # `.collector::bN` without .ws: from PTX 9.4 ptxas drops its version line
+    ("cta_group::1.kind::mxf8f6f4.block_scale.collector::b1::use [%r2], %rd1, %rd2, %r4, [%r5], [%r6], %p1", "9.4"),
+    ("cta_group::1.kind::f16.collector::b0::fill [%r2], %rd1, %rd2, %r4, %p1", "9.4"),
+    ("cta_group::1.kind::f16.collector::b0::fill [%r2], %rd1, %rd2, %r4, %p1", "9.0"),
 ]
 
 
