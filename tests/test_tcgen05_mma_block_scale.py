@@ -242,3 +242,34 @@ def test_block_scaled_mma_holds_a_read_scoreboard_as_ptxas(kind):
         written = {op.index for w in words[:at] for op in w.operands[:1]
                    if getattr(op, "file", None) == "UR"}
         assert {pair.ubase.index, pair.ubase.index + 1} <= written, (pair, sorted(written))
+
+
+@pytest.mark.parametrize("kind", list(SCALED))
+def test_guarded_block_scaled_mma(kind):
+    """`@!%p2 tcgen05.mma...block_scale` and commit in straight-line code (a uniform-predicate
+    guard on the MMA, as tcgen28's guarded `.ws` test): our word is one nvdisasm reads as our
+    decoder does, and the emulator reaches it (the block-scaling fault)."""
+    from ptx2sass.emu.errors import EmuFault
+    from ptx2sass.emu.launch import run
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.cubin import read_cubin
+    from tests.test_emu_utcmma import THREADS
+    ptx = _block_scaled_kernel(SCALED[kind]).replace("  @%p2 bra ISSUED;\n", "")
+    ptx = re.sub(r"\n  (tcgen05\.(mma|commit))", r"\n  @!%p2 \1", ptx)
+    cubin = compile_ptx(ptx, "sm_100a")
+    listing = oracle.nvdisasm(cubin, ("-c",)).splitlines()
+    text = read_cubin(cubin).kernels[0].text
+    seen = 0
+    for i in range(0, len(text), 16):
+        line = next((t.split("*/", 1)[1] for t in listing if f"/*{i:04x}*/" in t), "")
+        if "MMA" in line:
+            seen += 1
+            assert line.strip().startswith("@UP") or line.strip().startswith("@!UP"), line
+            ours = codec.decode_text(int.from_bytes(text[i:i + 16], "little"), "sm_100")
+            assert " ".join(ours.split()).rstrip(";") == " ".join(line.split()).rstrip(";").strip()
+    assert seen == 1
+    args = [np.zeros(24576, np.uint8), np.zeros((128, 32), np.uint32), np.zeros((128, 8), np.uint32),
+            np.uint64(0), np.uint64(0), np.uint32(0), np.uint32(1), np.uint64(0), np.uint64(0),
+            np.zeros(4, np.uint32)]
+    with pytest.raises(EmuFault, match="block scaling"):
+        run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), args)
