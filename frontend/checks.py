@@ -671,7 +671,8 @@ class Checker:
                 if not problems and op in _SCALAR_VIDEO and not self.video_operands_fit(ins, scope):
                     self.mismatch(op, ins)
                 if op == "tcgen05":
-                    for problem in tcgen05.problems(ins, lambda n: self.register_type(n, scope), self.version):
+                    for problem in tcgen05.problems(ins, lambda n: self.register_type(n, scope), self.version,
+                                                    self.target_name):
                         self.error(problem, ins)
                 if async_store.is_st_async(op, ins.modifiers):
                     for problem in async_store.all_problems(

@@ -45,15 +45,10 @@ KIND_TARGETS = {".kind::i8": ("sm_100a", "sm_110a")}
 
 
 def kind_target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[str]:
-    """kind::i8 off sm_100a/sm_110a; `.scale_vec::NX` (written, or implied before PTX 8.8) on
-    the family targets (ptxas 13.5 takes `.blockN` there)."""
-    out = [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
-           if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
-    if ins.modifiers[:1] == (".mma",) and target[-1:] == "f" and ".block_scale" in ins.modifiers:
-        vec = scale_vector(ins, version)
-        if vec in SCALE_VECS:
-            out.append(f"Feature '{vec}' not supported on .target '{target}'")
-    return out
+    """kind::i8 off sm_100a/sm_110a (`.scale_vec::NX` on the family targets: in
+    block_scale_problems, where ptxas orders that line)."""
+    return [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+            if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
 
 
 def target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[str]:
@@ -97,7 +92,7 @@ def target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[s
     return out
 
 
-def problems(ins: ast.Instruction, register_type=lambda name: None, version=(9, 9)) -> list[str]:
+def problems(ins: ast.Instruction, register_type=lambda name: None, version=(9, 9), target: str = "") -> list[str]:
     """ptxas's errors for a tcgen05 instruction's modifiers and operands (`register_type`:
     a register's declared type, for tcgen05.mma.ws's 64-bit zero-column mask; `version`: the
     module's PTX version, which decides `.block_scale`'s implied vector size)."""
@@ -107,7 +102,7 @@ def problems(ins: ast.Instruction, register_type=lambda name: None, version=(9, 
     if kind in (".alloc", ".dealloc"):
         return _allocation_problems(ins)
     if kind == ".mma":
-        scaled = block_scale_problems(ins, version)
+        scaled = block_scale_problems(ins, version, target)
         if scaled is not None:
             return scaled
         usage = _usage_problems(ins, version)
@@ -152,17 +147,22 @@ def scale_vector(ins: ast.Instruction, version) -> str | None:
     return ".block32" if version >= (8, 8) else OLD_DEFAULT_VEC[kind]
 
 
-def block_scale_problems(ins: ast.Instruction, version) -> list[str] | None:
+def block_scale_problems(ins: ast.Instruction, version, target: str = "") -> list[str] | None:
     """tcgen05.mma's `.block_scale` / mx kinds / scale-vector sizes and their operands
     (`[d], a, b, idesc, [scale-A], [scale-B], enable`, `.sp`'s `[metadata]` before idesc), in
-    ptxas 13.5's words (probed on sm_100a); None when the instruction has none of them."""
+    ptxas 13.5's words (probed on sm_100a/sm_100f; `target` for the family targets' refusal
+    of `.scale_vec::NX`); None when the instruction has none of them."""
     mods = ins.modifiers
     kind = next((m for m in mods if m.startswith(".kind::")), None)
     vecs = [m for m in mods if m in SCALE_VECS + BLOCK_SIZES]
     unknown = [m for m in mods if m.startswith(".scale_vec::") and m not in SCALE_VECS]
     block_scale = ".block_scale" in mods
     mx = kind in BLOCK_SCALE_KINDS
-    if not (block_scale or mx or vecs or unknown):
+    plain = list(ins.operands)
+    if ".sp" in mods and len(plain) > 3 and isinstance(plain[3], ast.Address):
+        plain = plain[:3] + plain[4:]
+    addressed = len(plain) == 7 and all(isinstance(op, ast.Address) for op in plain[4:6])
+    if not (block_scale or mx or vecs or unknown or addressed):
         return None
     if unknown:
         return [f"Unknown modifier '{m}'" for m in unknown]
@@ -181,48 +181,53 @@ def block_scale_problems(ins: ast.Instruction, version) -> list[str] | None:
         return ["Multiple .scale_vec_size modifiers specified"]
     if len(vecs) > 1:
         return [f"Modifier '{vecs[0]}' cannot be combined with modifier '{vecs[1]}'"]
-    out = [f"Feature '{m}' requires PTX ISA .version 8.8 or later" for m in vecs
-           if m in BLOCK_SIZES and version < (8, 8)]
-    if out:
-        return out
+    # ptxas's lines come in this order: the modifiers' consistency, the operand shape, the
+    # family target's refusal of `.scale_vec::NX` (written or implied) or `.blockN`'s PTX
+    # version, the size as an illegal modifier of the dense shape
+    out = [f"Modifier '{m}' requires modifier '.block_scale' for instruction '{name}'"
+           for m in vecs if not block_scale]
     if not mx:
         if block_scale:
-            return [f"Modifier '{kind}' cannot be combined with modifier '.block_scale'"]
-        return [line for m in vecs for line in (
-            f"Modifier '{m}' requires modifier '.block_scale' for instruction '{name}'",
-            f"Modifier '{kind}' cannot be combined with modifier '{m}'",
-            f"Illegal modifier '{m}' for instruction '{name}'")]
-    out = [f"Modifier '{kind}' cannot be combined with modifier '{m}'" for m in vecs
-           if m not in BLOCK_SCALE_KINDS[kind]]
-    if out:
-        return out
-    if not vecs and kind == ".kind::mxf4nvf4":
-        out.append(f"Modifier '{kind}' requires modifier '.scale_vectorsize' for instruction '{name}'")
+            out.append(f"Modifier '{kind}' cannot be combined with modifier '.block_scale'")
+        out += [f"Modifier '{kind}' cannot be combined with modifier '{m}'" for m in vecs]
+    else:
+        out += [f"Modifier '{kind}' cannot be combined with modifier '{m}'" for m in vecs
+                if m not in BLOCK_SCALE_KINDS[kind]]
+        if not vecs and kind == ".kind::mxf4nvf4":
+            out.append(f"Modifier '{kind}' requires modifier '.scale_vectorsize' for instruction '{name}'")
     vec = scale_vector(ins, version)
+    # (in the slot of the family line: `.blockN` before PTX 8.8)
+    family = [f"Feature '{m}' requires PTX ISA .version 8.8 or later" for m in vecs
+              if m in BLOCK_SIZES and version < (8, 8)]
+    sm = int("".join(c for c in target[3:] if c.isdigit()) or 0)
+    family += [f"Feature '{vec}' not supported on .target '{target}'"] \
+        if target[-1:] == "f" and 100 <= sm < 120 and vec in SCALE_VECS else []
+    mismatch = f"Arguments mismatch for instruction '{name}'"
     if sparse:                              # `.sp`'s [metadata] after b-desc
         if len(ops) == 8 and not isinstance(ops[3], ast.Address):
-            return out + [f"Arguments mismatch for instruction '{name}'"]
+            return out + [mismatch] + family
         if len(ops) < 5 or not isinstance(ops[3], ast.Address):     # no metadata at all
-            return out + [f"Arguments mismatch for instruction '{name}'"] * 3 + \
-                [f"Illegal modifier '.sp' for instruction '{name}'"]
+            return out + [mismatch] * 3 + [f"Illegal modifier '.sp' for instruction '{name}'"] + family
         ops = ops[:3] + ops[4:]
     scaled_operands = len(ops) == 7 and all(isinstance(op, ast.Address) for op in ops[4:6]) \
         and not any(isinstance(op, ast.VectorOperand) for op in ops)
+    dense = len(ops) in (5, 6) and not any(isinstance(op, ast.Address) for op in ops[4:])
+    illegal_vec = [f"Illegal modifier '{vec}' for instruction '{name}'"] if vec else []
+    if dense:
+        if block_scale:
+            out += [mismatch] * 2 + [f"Illegal modifier '.block_scale' for instruction '{name}'"]
+        return out + family + illegal_vec
     if not block_scale:
-        out += [f"Modifier '{m}' requires modifier '.block_scale' for instruction '{name}'" for m in vecs]
-        if len(ops) == 7:
-            return out + [f".block_scale modifier required for instruction '{name}'",
-                          f"Arguments mismatch for instruction '{name}'"]
-        return out or [f"Illegal modifier '{vec}' for instruction '{name}'"]
-    if len(ops) in (5, 6) and not any(isinstance(op, ast.Address) for op in ops[4:]):
-        return out + [f"Arguments mismatch for instruction '{name}'"] * 2 + [
-            f"Illegal modifier '.block_scale' for instruction '{name}'"] + (
-            [f"Illegal modifier '{vec}' for instruction '{name}'"] if vec else [])
+        if len(ops) == 7 and (mx or addressed):       # scale addresses without `.block_scale`
+            out += [f".block_scale modifier required for instruction '{name}'", mismatch]
+        return out + family
     if not scaled_operands:
-        return out + [f"Arguments mismatch for instruction '{name}'"]
+        return out + [mismatch] + family
+    if out or not mx:
+        return out + family
     if ".ashift" in mods:
         out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
-    return out + _usage_problems(ins, version)
+    return out + family + _usage_problems(ins, version)
 
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")

@@ -273,3 +273,14 @@ def test_guarded_block_scaled_mma(kind):
             np.zeros(4, np.uint32)]
     with pytest.raises(EmuFault, match="block scaling"):
         run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), args)
+
+
+def test_modifier_sweep_sample_is_ptxas():
+    """Every 6th combination of tools/tcgen05_block_scale_sweep (kind x vector size x
+    `.block_scale` x operand shape x PTX version x sm_100a/sm_100f): ours = ptxas's line or
+    error lines (the whole sweep: `py -m tools.tcgen05_block_scale_sweep`)."""
+    from tools.tcgen05_block_scale_sweep import cases, outcome
+    sample = list(cases())[::6]
+    bad = [(target, ptx.splitlines()[0], next(t for t in ptx.splitlines() if "tcgen05.mma" in t).strip())
+           for ptx, target in sample if outcome(ptx, target, "ptxas") != outcome(ptx, target, "ours")]
+    assert not bad, bad[:3]
