@@ -42,13 +42,36 @@ def supported(ins: ast.Instruction, target: str, sm: int) -> bool:
 # tcgen05.mma kinds ptxas 13.5 takes on some tcgen05 targets only (kind::i8: not on the family
 # targets nor sm_103a: "Feature '.kind::i8' not supported on .target 'sm_100f'")
 KIND_TARGETS = {".kind::i8": ("sm_100a", "sm_110a")}
+# targets where ptxas 13.5 refuses tcgen05.mma's scale-input-d ("Feature 'argument
+# scale-inp-d-imm' not supported on .target 'sm_110a'"), and the kinds it refuses with `.sp` on
+# the family targets ("Feature '.kind::mxf4 with .sp modifier' not supported on .target
+# 'sm_100f'"; the a targets take them) -- found by tools/tcgen05_block_scale_sweep --wide
+NO_SCALE_INPUT_D_TARGETS = ("sm_110a", "sm_110f")
+NO_FAMILY_SPARSE_KINDS = (".kind::mxf4", ".kind::mxf4nvf4")
 
 
 def kind_target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[str]:
     """kind::i8 off sm_100a/sm_110a (`.scale_vec::NX` on the family targets: in
     block_scale_problems, where ptxas orders that line)."""
-    return [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
-            if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
+    out = [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
+           if m in KIND_TARGETS and target not in KIND_TARGETS[m]]
+    if ins.modifiers[:1] == (".mma",) and target in NO_SCALE_INPUT_D_TARGETS and _has_scale_input_d(ins):
+        out.append(f"Feature 'argument scale-inp-d-imm' not supported on .target '{target}'")
+    return out
+
+
+def _has_scale_input_d(ins: ast.Instruction) -> bool:
+    """A dense tcgen05.mma (not .ws, not block-scaled) with its scale-input-d operand."""
+    mods = ins.modifiers
+    if ".ws" in mods or ".block_scale" in mods or any(m in BLOCK_SCALE_KINDS for m in mods):
+        return False
+    ops = list(ins.operands)
+    if ".sp" in mods and len(ops) > 3 and isinstance(ops[3], ast.Address):
+        ops = ops[:3] + ops[4:]
+    if any(isinstance(op, ast.Address) for op in ops[4:]):
+        return False
+    vector = len(ops) > 4 and isinstance(ops[4], ast.VectorOperand)
+    return len(ops) == 6 + vector
 
 
 def target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[str]:
@@ -203,6 +226,11 @@ def block_scale_problems(ins: ast.Instruction, version, target: str = "") -> lis
     family += [f"Feature '{vec}' not supported on .target '{target}'"] \
         if target[-1:] == "f" and 100 <= sm < 120 and vec in SCALE_VECS else []
     mismatch = f"Arguments mismatch for instruction '{name}'"
+    tcgen05_family = target[-1:] == "f" and 100 <= sm < 120
+    sparse_kind = [f"Feature '{kind} with .sp modifier' not supported on .target '{target}'"] \
+        if sparse and kind in NO_FAMILY_SPARSE_KINDS and tcgen05_family else []
+    scale_d = [f"Feature 'argument scale-inp-d-imm' not supported on .target '{target}'"] \
+        if target in NO_SCALE_INPUT_D_TARGETS else []
     if sparse:                              # `.sp`'s [metadata] after b-desc
         if len(ops) == 8 and not isinstance(ops[3], ast.Address):
             return out + [mismatch] + family
@@ -215,19 +243,21 @@ def block_scale_problems(ins: ast.Instruction, version, target: str = "") -> lis
     illegal_vec = [f"Illegal modifier '{vec}' for instruction '{name}'"] if vec else []
     if dense:
         if block_scale:
-            out += [mismatch] * 2 + [f"Illegal modifier '.block_scale' for instruction '{name}'"]
+            out += [mismatch] * 2 + sparse_kind + [f"Illegal modifier '.block_scale' for instruction '{name}'"]
+        else:
+            out += sparse_kind
         return out + family + illegal_vec
     if not block_scale:
         if len(ops) == 7 and (mx or addressed):       # scale addresses without `.block_scale`
-            out += [f".block_scale modifier required for instruction '{name}'", mismatch]
-        return out + family
+            out += [f".block_scale modifier required for instruction '{name}'"] + scale_d + [mismatch]
+        return out + sparse_kind + family
     if not scaled_operands:
-        return out + [mismatch] + family
+        return out + [mismatch] + sparse_kind + family
     if out or not mx:
-        return out + family
+        return out + sparse_kind + family
     if ".ashift" in mods:
         out.append(f"Illegal modifier '.ashift' for instruction '{name}'")
-    return out + family + _usage_problems(ins, version)
+    return out + sparse_kind + family + _usage_problems(ins, version)
 
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")

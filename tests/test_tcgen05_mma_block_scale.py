@@ -284,3 +284,33 @@ def test_modifier_sweep_sample_is_ptxas():
     bad = [(target, ptx.splitlines()[0], next(t for t in ptx.splitlines() if "tcgen05.mma" in t).strip())
            for ptx, target in sample if outcome(ptx, target, "ptxas") != outcome(ptx, target, "ours")]
     assert not bad, bad[:3]
+
+
+# found by the held-out `--wide` sweep: ptxas refuses scale-input-d on sm_110a/f and `.sp` with
+# kind::mxf4/mxf4nvf4 on the family targets (ours compiled both)
+TARGET_REFUSALS = [
+    ("sm_110a", "cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p1, 2"),
+    ("sm_110f", "cta_group::1.kind::tf32 [%r2], %rd1, %rd2, %r4, {%r1, %r1, %r1, %r1}, %p1, 3"),
+    ("sm_100f", "sp.cta_group::1.kind::mxf4.block_scale [%r2], %rd1, %rd2, [%r5], %r4, [%r5], [%r6], %p1"),
+    ("sm_103f", "sp.cta_group::1.kind::mxf4nvf4.block_scale.block16 [%r2], %rd1, %rd2, [%r5], %r4, [%r5], [%r6], %p1"),
+    ("sm_110f", "sp.cta_group::1.kind::mxf4 [%r2], %rd1, %rd2, [%r5], %r4, [%r5], [%r6], %p1"),
+    # and what they still take
+    ("sm_103a", "cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r4, %p1, 2"),
+    ("sm_110a", "sp.cta_group::1.kind::mxf4.block_scale [%r2], %rd1, %rd2, [%r5], %r4, [%r5], [%r6], %p1"),
+    ("sm_110f", "sp.cta_group::1.kind::mxf8f6f4.block_scale [%r2], %rd1, %rd2, [%r5], %r4, [%r5], [%r6], %p1"),
+]
+
+
+@pytest.mark.parametrize("target,form", TARGET_REFUSALS)
+def test_target_rules_found_by_the_sweep(target, form):
+    _same_as_ptxas(_module(form, target, "9.0"), target)
+
+
+def test_wide_sweep_sample_on_tcgen05_targets_is_ptxas():
+    """Every 10th `--wide` combination on sm_103a and sm_110f (with `.sp` and
+    `.cta_group::2`): ours = ptxas's line or error lines."""
+    from tools.tcgen05_block_scale_sweep import cases, outcome
+    sample = [(p, t) for p, t in cases(True) if t in ("sm_103a", "sm_110f")][::10]
+    bad = [(target, next(t for t in ptx.splitlines() if "tcgen05.mma" in t).strip())
+           for ptx, target in sample if outcome(ptx, target, "ptxas") != outcome(ptx, target, "ours")]
+    assert not bad, bad[:3]
