@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ptx2sass.frontend import ast
@@ -87,6 +88,19 @@ def target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[s
     if shape is not None:
         out.append(f"Feature '{shape}' not supported on .target '{target}'")
     out.append(line)
+    # a block-scaled (or block-scale-looking) MMA: ptxas's modifier and operand lines come
+    # after the instruction line, each modifier's `Illegal modifier` line after its feature
+    scaled = block_scale_problems(ins, version, target) if ins.modifiers[:1] == (".mma",) else None
+    illegal = {}
+    if scaled is not None:
+        for problem in scaled:
+            m = re.match(r"Illegal modifier '([^']+)' for instruction", problem)
+            if m and (m.group(1) == ".block_scale" or m.group(1) in SCALE_VECS + BLOCK_SIZES):
+                illegal[m.group(1)] = problem
+            elif "requires PTX ISA .version 8.8" in problem:
+                illegal.setdefault("version", []).append(problem)
+            else:
+                out.append(problem)
     if name == "tcgen05.cp":
         out += [f"Illegal modifier '{m}' for instruction 'tcgen05.cp', for arch '{target}'"
                 for m in ins.modifiers if m.startswith(".warpx")]
@@ -100,15 +114,19 @@ def target_problems(ins: ast.Instruction, target: str, version=(9, 9)) -> list[s
         # sm_12x a/f targets)
         if m.startswith(".kind::") and not ((m == ".kind::f8f6f4" or m in BLOCK_SCALE_KINDS)
                                             and mma_sync_target):
-            out.append(f"Feature '{m}' not supported on .target '{target}'")
+            sparse = " with .sp modifier" if ".sp" in ins.modifiers and m in NO_FAMILY_SPARSE_KINDS else ""
+            out.append(f"Feature '{m}{sparse}' not supported on .target '{target}'")
     # `.block_scale` and its vector size, written or implied (mma.sync's `.block_scale` and
     # `.scale_vec::NX` on the sm_12x a/f targets: not named there)
-    if ins.modifiers[:1] == (".mma",) and ".block_scale" in ins.modifiers:
+    if scaled is not None:
         vec = scale_vector(ins, version)
-        if not mma_sync_target:
+        if ".block_scale" in ins.modifiers and not mma_sync_target:
             out.append(f"Feature '.block_scale' not supported on .target '{target}'")
+        out += [illegal[".block_scale"]] if ".block_scale" in illegal else []
+        out += illegal.get("version", [])
         if vec is not None and not (mma_sync_target and vec in SCALE_VECS):
             out.append(f"Feature '{vec}' not supported on .target '{target}'")
+        out += [illegal[vec]] if vec in illegal else []
     # tcgen05.mma's `.ashift` and collector usage, after the kind, in their order
     out += [f"Feature '{m}' not supported on .target '{target}'" for m in ins.modifiers
             if m == ".ashift" or m.startswith(".collector::")]
@@ -127,7 +145,8 @@ def problems(ins: ast.Instruction, register_type=lambda name: None, version=(9, 
     if kind == ".mma":
         scaled = block_scale_problems(ins, version, target)
         if scaled is not None:
-            return scaled
+            sm = int("".join(c for c in target[3:] if c.isdigit()) or 0)
+            return scaled if not target or supported(ins, target, sm) else []
         usage = _usage_problems(ins, version)
         if usage:
             return usage
@@ -230,7 +249,7 @@ def block_scale_problems(ins: ast.Instruction, version, target: str = "") -> lis
     sparse_kind = [f"Feature '{kind} with .sp modifier' not supported on .target '{target}'"] \
         if sparse and kind in NO_FAMILY_SPARSE_KINDS and tcgen05_family else []
     scale_d = [f"Feature 'argument scale-inp-d-imm' not supported on .target '{target}'"] \
-        if target in NO_SCALE_INPUT_D_TARGETS else []
+        if target in NO_SCALE_INPUT_D_TARGETS or target and not supported(ins, target, sm) else []
     if sparse:                              # `.sp`'s [metadata] after b-desc
         if len(ops) == 8 and not isinstance(ops[3], ast.Address):
             return out + [mismatch] + family
