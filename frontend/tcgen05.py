@@ -10,6 +10,9 @@
   power of two and in 32..512.
 * On a target without tcgen05 (not sm_100a/f and up): ptxas names the shape or the CTA group
   as a feature too, around its "Instruction ... not supported" line.
+* mma `.block_scale` (`block_scale_problems`, branch tcgen29): the mx kinds, their scale-vector
+  sizes (written or implied by the PTX version), the scale-address operands, in ptxas's line
+  order (checked by tools/tcgen05_block_scale_sweep on tcgen05 targets and targets without it).
 """
 from __future__ import annotations
 
