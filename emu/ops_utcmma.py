@@ -44,7 +44,8 @@ figures as open-source Blackwell kernels use them: not silicon-checked either.
 Not modelled (a fault naming it): M = 64 and M = 256 without .ws, A in tensor memory with
 .ws M < 128, .2CTA (cta_group::2), .ASHIFT, sparsity (.sp: the metadata address is the low
 half of the idesc pair), F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
-block scaling, MN-major operands of types other than 16-bit, a non-zero base offset, the
+block scaling (`.block_scale`: UTCQMMA with a scale-factor address pair `tmem[URf]` after the
+idesc, UTCOMMA[.4X]; both registers are read before the fault), MN-major operands of types other than 16-bit, a non-zero base offset, the
 absolute leading-dimension mode.
 
 Collector buffers (`collector_usage`, `_collected`): A's one buffer and B's four (`.BUFFERn`)
@@ -256,10 +257,27 @@ def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_
     tm.cells[dl, dc] = cells
 
 
-@semantics("UTCHMMA", "UTCQMMA", "UTCIMMA")
+def block_scale_operand(ins):
+    """The scale-factor address pair of a block-scaled MMA (tcgen05.mma.block_scale:
+    `UTCQMMA`/`UTCOMMA[.4X] A, gdesc[URb], tmem[URd], tmem[URs], idesc[URi], tmem[URf], UPe`,
+    scale-A's tensor-memory address in URf, scale-B's in URf+1, ptxas 13.5's form), or None."""
+    ops = ins.operands
+    if len(ops) > 5 and isinstance(ops[5], Mem) and ops[5].space == "tmem":
+        return ops[5]
+    return None
+
+
+@semantics("UTCHMMA", "UTCQMMA", "UTCIMMA", "UTCOMMA")
 def op_utcmma(w, s, active, mask):
     ins = s.ins
     op = ins.opcode
+    scales = block_scale_operand(ins)
+    if scales is not None or op == "UTCOMMA":
+        if mask.any() and scales is not None:       # read both (the hazard checker sees them)
+            _ur(w, scales.ubase.index), _ur(w, scales.ubase.index + 1)
+        raise EmuFault(f"{op}{''.join('.' + m for m in ins.modifiers)}: block scaling "
+                       "(tcgen05.mma.block_scale, kind::mxf8f6f4/mxf4/mxf4nvf4) is not modelled: the "
+                       "scale-factor layouts in tensor memory are figures of the PTX ISA not read here")
     ws = "WS" in ins.modifiers
     for mod in ins.modifiers:
         if mod in ("2CTA", "ASHIFT"):

@@ -521,9 +521,12 @@ _TABLE = [
     # are the blackwell table's `"arch": "sm_100"` ones; no two-input IADD
     _info(100, "blackwell", 0x6006402, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_SM100_CODEGEN, compat_record_07=True),
-    # sm_103 (B300): sm_100's code, cubin facts and `.nv.info` records (ptxas 13.5)
+    # sm_103 (B300): sm_100's code, cubin facts and `.nv.info` records (ptxas 13.5); its
+    # nvdisasm prints UTCOMMA's 16-element scale blocks (scale_vec::4X / block16) `.BLOCK16`
+    # where sm_100's prints the same bits `.4X`
     _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None),
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None,
+                                                       renamed_modifiers=(("UTCOMMA", "4X", "BLOCK16"),)),
           own_forms=("sm_103", "sm_100")),
     # sm_110 (Thor): sm_100's constant-bank words and code (ptxas 13.5 writes IADD3 where it
     # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike) but integer min/max, which

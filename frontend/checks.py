@@ -671,7 +671,8 @@ class Checker:
                 if not problems and op in _SCALAR_VIDEO and not self.video_operands_fit(ins, scope):
                     self.mismatch(op, ins)
                 if op == "tcgen05":
-                    for problem in tcgen05.problems(ins, lambda n: self.register_type(n, scope)):
+                    for problem in tcgen05.problems(ins, lambda n: self.register_type(n, scope), self.version,
+                                                    self.target_name):
                         self.error(problem, ins)
                 if async_store.is_st_async(op, ins.modifiers):
                     for problem in async_store.all_problems(
@@ -1346,9 +1347,9 @@ class Checker:
                                     ".version 8.0 or later")
         if op == "tcgen05" and not tcgen05.supported(ins, self.target_name, self.target_sm):
             return [p for p in problems if "requires .target" not in p] + \
-                tcgen05.target_problems(ins, self.target_name)
+                tcgen05.target_problems(ins, self.target_name, self.version)
         if op == "tcgen05":
-            problems += tcgen05.kind_target_problems(ins, self.target_name)
+            problems += tcgen05.kind_target_problems(ins, self.target_name, self.version)
         if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "

@@ -69,7 +69,10 @@ half-selector bit set): blackwell read `MUFU.TANH.F16 R, UR.H1` as the low half,
 constant operand and a guarded UIMAD with an immediate, forms of sm_80's own.
 `utcmma_sm100.words`: ptxas's UTCHMMA/UTCQMMA/UTCIMMA (tcgen05.mma kind::f16/tf32/f8f6f4/i8, A
 from shared or tensor memory, enable-input-d register/immediate, scale-input-d,
-disable-output-lane, .ws, collector hints, cta_group::2) for tests/test_emu_utcmma.py."""
+disable-output-lane, .ws, collector hints, cta_group::2) for tests/test_emu_utcmma.py.
+`utcmma_block_scale_sm100.words` (branch tcgen29): ptxas's tcgen05.mma `.block_scale` words,
+UTCQMMA (kind::mxf8f6f4) and UTCOMMA[.4X] (kind::mxf4 / mxf4nvf4) with the scale-factor
+address pair `tmem[URx]` after the idesc (.sp, .2CTA, tensor-memory A, collector::a, guards)."""
 from pathlib import Path
 
 import pytest
@@ -106,7 +109,7 @@ FILES = (("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.wo
          ("sm_100", "bar_red_registers.words"), ("sm_120", "bar_red_registers.words"),
          ("sm_100", "tcgen05_sample_sm100.words"),
          ("sm_90", "gmma_emu_sm90.words"), ("sm_90", "gmma_emu_n_sm90.words"),
-         ("sm_100", "utcmma_sm100.words"),
+         ("sm_100", "utcmma_sm100.words"), ("sm_100", "utcmma_block_scale_sm100.words"),
          ("sm_120", "campaign24_mufu_f16_imm_sm121.words"), ("sm_121", "campaign24_mufu_f16_imm_sm121.words"))
 
 

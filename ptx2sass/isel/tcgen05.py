@@ -83,7 +83,15 @@ HALF_SUFFIXES = (("16dp32bit_t0_t15",), ("16dp32bit_t16_t31",))
 # tcgen05.mma's kind -> the UTC*MMA opcode (kind::f16 and kind::tf32 share one: the element
 # types are in the instruction descriptor)
 MMA_OPCODES = {"kind::f16": "UTCHMMA", "kind::tf32": "UTCHMMA", "kind::f8f6f4": "UTCQMMA",
-               "kind::i8": "UTCIMMA"}
+               "kind::i8": "UTCIMMA", "kind::mxf8f6f4": "UTCQMMA", "kind::mxf4": "UTCOMMA",
+               "kind::mxf4nvf4": "UTCOMMA"}
+# `.block_scale`'s kinds (the mx kinds need it, frontend/tcgen05.py) and the vector sizes that
+# make ptxas 13.5 write `UTCOMMA.4X` (16-element scale blocks: sm_103's nvdisasm prints the same
+# bits as `.BLOCK16`); every other vector size is the plain opcode
+MMA_BLOCK_SCALED_KINDS = ("kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4")
+MMA_BLOCK_SCALE_MODIFIERS = ("block_scale", "scale_vec::1X", "scale_vec::2X", "scale_vec::4X",
+                             "block16", "block32")
+MMA_4X = ("scale_vec::4X", "block16")
 MMA_SCALED_KINDS = ("kind::f16", "kind::tf32")        # the kinds with scale-input-d
 # tcgen05.mma's uniform registers (ptxas's choice in its kernels): the idesc pair (its low
 # half 0, shown as `tmem[UR4]`), D's address, A's descriptor pair or address, B's pair, the
@@ -427,16 +435,25 @@ class TensorMemorySelection:
         `.cta_group::2` is the `.2CTA` form with an 8-register disable-output-lane group
         (compared with ptxas's text only: the emulator launches no CTA pair)."""
         ws = "ws" in ins.modifiers
+        block_scale = "block_scale" in ins.modifiers
         mods = [m for m in ins.modifiers[1:] if m not in ("ws", "ashift", "sp") and not m.startswith("cta_group::")
-                and not m.startswith("collector::")]
+                and not m.startswith("collector::") and m not in MMA_BLOCK_SCALE_MODIFIERS]
         kinds = [m for m in mods if m.startswith("kind::")]
         if len(kinds) != 1 or kinds[0] not in MMA_OPCODES or len(mods) != 1:
             raise self.unsupported(f"`tcgen05.mma.{'.'.join(ins.modifiers[1:])}`")
         kind = kinds[0]
+        if block_scale != (kind in MMA_BLOCK_SCALED_KINDS):
+            raise self.unsupported(f"`tcgen05.mma.{'.'.join(ins.modifiers[1:])}`")
         a_usage, b_usage = collector_suffixes(ins.modifiers)
         srcs = list(ins.srcs)
         # .sp: the sparsity metadata's tensor-memory address, the idesc pair's low half
         sparse_meta = srcs.pop(3) if "sp" in ins.modifiers else None
+        # .block_scale: [scale-A], [scale-B] after the idesc -> one tensor-memory address pair
+        scale_tmem = None
+        if block_scale:
+            if len(srcs) != 7:
+                raise self.unsupported("`tcgen05.mma.block_scale` operands")
+            scale_tmem, srcs = srcs[4:6], srcs[:4] + srcs[6:]
         width = 8 if self.tmem_pair else 4          # the disable-output-lane vector's
         zero_mask = None
         if ws:                                      # [d], a, b, idesc, enable[, zero-column mask]
@@ -527,6 +544,12 @@ class TensorMemorySelection:
             lane.append((self.reg_part(idesc), idesc_ur))
         operands = [a_op, b_op, d_op, Mem(ubase=UR_MMA_IDESC, space="tmem"),
                     Mem(ubase=idesc_ur, space="idesc")]
+        scale_index = None
+        if scale_tmem is not None:                  # ptxas: `idesc[UR5], tmem[UR8], UP0`
+            for value, ur in zip(scale_tmem, (UR_MMA_LANES, Reg("UR", UR_MMA_LANES.index + 1))):
+                tmem_operand(value, ur)
+            scale_index = len(operands)
+            operands.append(Mem(ubase=UR_MMA_LANES, space="tmem"))
         if lanes is not None:
             for k, value in enumerate(lanes):
                 target = Reg("UR", UR_MMA_LANES.index + k)
@@ -543,7 +566,8 @@ class TensorMemorySelection:
         if scale and kind in MMA_SCALED_KINDS:        # kind::i8: ptxas drops it (frontend/tcgen05.py)
             operands.append(Imm(scale))
         warp_guard = self.any_lane_guard()
-        mma_modifiers = (("WS",) if ws else ()) + self.tmem_pair + (("ASHIFT",) if "ashift" in ins.modifiers else ())
+        mma_modifiers = (("WS",) if ws else ()) + self.tmem_pair + (("ASHIFT",) if "ashift" in ins.modifiers else ()) \
+            + (("4X",) if any(m in MMA_4X for m in ins.modifiers) else ())
 
         def issue():
             for ur, offset in offsets:
@@ -558,5 +582,7 @@ class TensorMemorySelection:
                 widths[operands.index(UR_MMA_LANES)] = width
             if zero_mask is not None:
                 widths[operands.index(UR_MMA_LANES)] = 2
+            if scale_index is not None:             # scale-A's address, scale-B's in the next UR
+                widths[scale_index] = 2
             mi.widths = widths
         self.elect_loop(lane, issue)
