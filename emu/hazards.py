@@ -373,9 +373,9 @@ class TimingModel:
                 clock.group_issued[group[0]] = (t, facts.offset)
         # 2. Reads.
         for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
-            mine = lanes if reg[0] in _PER_LANE else _ALL
             p = pending.get(reg)
             if p is not None:
+                mine = lanes if reg[0] in _PER_LANE else _ALL
                 sb, off, pop, q, _, who, _ = p
                 if not who & mine:
                     pass
@@ -393,7 +393,7 @@ class TimingModel:
             r = ready.get(reg)
             if r is not None:
                 issued, off, pop, producer, who, part = r
-                if who & mine:
+                if who & (lanes if reg[0] in _PER_LANE else _ALL):
                     if producer is None:
                         need = facts.need_arrived
                     else:
@@ -461,8 +461,16 @@ class TimingModel:
                     # a fixed-latency result still on its way: this write must land after it
                     # (an HMMA's unread result landed over the LOP3 that reused its register
                     # the next cycle: H200, fuzz 9400186 hung)
-                    earlier = r[0] + r[3].lands(reg[0])
-                    mine_lands = t + (facts.variable_latency if variable else facts.lands(reg[0]))
+                    f = reg[0]
+                    e = r[3].landing.get(f)
+                    earlier = r[0] + (e if e is not None else r[3].lands(f))
+                    if variable:
+                        e = facts.variable_latency
+                    else:
+                        e = facts.landing.get(f)
+                        if e is None:
+                            e = facts.lands(f)
+                    mine_lands = t + e
                     if mine_lands < earlier:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
                                                  f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "

@@ -16,10 +16,11 @@ trace recorder) or explicit reconvergence always take the machine.
 """
 from __future__ import annotations
 
+import weakref
 from types import SimpleNamespace
 from typing import Callable
 
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
 
 from .errors import EmuFault
 from .ops_control import _target
@@ -580,6 +581,20 @@ def _texit(ins, offset):
     return _exit(ins, offset) if _operand_preds(ins) == [] else None
 
 
+def _no_address_registers(ins) -> bool:
+    from .specialise import shared_address_parts
+    mem = next((o for o in ins.operands if isinstance(o, Mem)), None)
+    parts = shared_address_parts(mem) if mem is not None else None
+    return parts is not None and parts[0] is None and parts[1] is None
+
+
+# emu/scalar_forms.py's forms that record what their handlers do (unguarded; LDS/STS reading
+# no register for the address, which those forms read unrecorded; not PRMT, whose handler
+# reads the selector before the second source)
+_TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers,
+               "MUFU": lambda ins: True, "F2FP": lambda ins: True, "PLOP3": lambda ins: True}
+
+
 # control forms with the checker: the machine records a guard's read and, for RET, its register
 TCONTROL = {"BRA": _tbra, "CALL": _call, "RET": _tret, "EXIT": _texit}
 _PLAIN, _CONTROL, _BRIDGED = 0, 1, 2
@@ -613,20 +628,51 @@ def _tentry(decoded, offset: int, x):
         f = _tuldc(ins)
     elif op == "S2R" and step.fast:
         f = _s2r(ins, x)
+    bridged = _bridge(step, offset)
+    fallback = _off if bridged is None else _bridged_fallback(bridged)
     if f is None and op in FORMS and step.fast:
-        f = FORMS[op](step, _off, x)
+        f = FORMS[op](step, fallback, x)
+    if f is None and g is None and op in _TRACED_OWN and step.fast and _TRACED_OWN[op](ins):
+        f = OWN[op](step, fallback, x)
     if f is not None:
         return (f, gi, skip, _PLAIN, step)
-    bridged = _bridge(step, offset)
     return False if bridged is None else (bridged, None, None, _BRIDGED, step)
 
 
+class _Bridged(Exception):
+    """A form's fallback ran the step on the one-lane machine, the checker's call included."""
+
+
+def _bridged_fallback(bridged):
+    def fallback(t, s, active, mask):
+        bridged(t, s, True, True)
+        raise _Bridged()
+    return fallback
+
+
+_OBSERVES = ("step", "end", "new_clock", "attach", "finish", "barrier_release", "sole_clock")
+
+
+def _plain_checker(cls) -> bool:
+    """Whether TimingModel subclass `cls` observes a machine as TimingModel does (it may
+    judge with another latency model, as the hazard stress test's does), kept per class."""
+    ok = _CHECKERS.get(cls)
+    if ok is None:
+        from .hazards import TimingModel
+        ok = _CHECKERS[cls] = issubclass(cls, TimingModel) and \
+            all(getattr(cls, name) is getattr(TimingModel, name) for name in _OBSERVES)
+    return ok
+
+
+_CHECKERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def suits_traced(launch) -> bool:
-    """Whether `launch` may run here with its checker: one thread, the plain TimingModel (a
-    subclass may watch more than `end`), optimistic reconvergence, no trace recorder."""
-    from .hazards import TimingModel
+    """Whether `launch` may run here with its checker: one thread, a checker that watches
+    the machine only as TimingModel does (`_plain_checker`), optimistic reconvergence, no
+    trace recorder."""
     return launch.threads_per_cta == 1 and launch.grid == (1, 1, 1) \
-        and type(launch.timing_model) is TimingModel \
+        and _plain_checker(type(launch.timing_model)) \
         and launch.reconverge == "optimistic" and getattr(launch, "recorder", None) is None
 
 
@@ -678,8 +724,12 @@ def run_traced(launch) -> None:
                     break
                 pc = nxt
             else:
-                f(t, step, True, True if on else _OFF)
-                end(clock, step, 1, reads, writes)
+                try:
+                    f(t, step, True, True if on else _OFF)
+                except _Bridged:
+                    pass
+                else:
+                    end(clock, step, 1, reads, writes)
                 pc += 16
                 used += 1
     except (_Off, EmuFault):
