@@ -321,12 +321,15 @@ class TimingModel:
             writes = self._gmma(clock, step, reads, writes)
         if facts.special:          # waits, barriers, issue intervals, ldgsts padding
             for sb in facts.wait_sbs:
-                t = max(t, clock.sb_release[sb])
+                released = clock.sb_release[sb]
+                if released > t:
+                    t = released
                 covered = clock.sb_queues[sb]
-                done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-                for reg in done:
-                    _, off, pop, _, _, who, _ = pending.pop(reg)
-                    ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
+                if pending:
+                    done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+                    for reg in done:
+                        _, off, pop, _, _, who, _ = pending.pop(reg)
+                        ready[reg] = (released, off, pop, None, who, 0)
                 if clock.late_reads:
                     # a load whose result arrived has read its sources, and so has every
                     # earlier load of an in-order unit (group) a later instruction of which has
@@ -493,10 +496,14 @@ class TimingModel:
             if facts.sets_scoreboards:
                 wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
                 if wr_sb != NO_SB:
-                    clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
+                    release = t + facts.variable_latency
+                    if release > clock.sb_release[wr_sb]:
+                        clock.sb_release[wr_sb] = release
                     clock.sb_queues[wr_sb][facts.queue] = clock.seq
                 if rd_sb != NO_SB:
-                    clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                    release = t + lat.SOURCE_READ_CYCLES
+                    if release > clock.sb_release[rd_sb]:
+                        clock.sb_release[rd_sb] = release
                     if op in lat.PREDICATE_WITH_READS:
                         # its result rides the read scoreboard: a wait on it also covers the
                         # earlier results of its queue (ptxas: LDS.64 R16 with no scoreboard, then
