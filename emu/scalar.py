@@ -11,8 +11,10 @@ ULDC, special registers and no-ops have small forms of their own here.
 Anything else (an instruction without a form, an access off the forms' fast path, a fault,
 the budget running out) hands the thread to the machine at that instruction, a clean step
 boundary: a one-warp `Machine` gets the registers, predicates, PC and counts, and runs the
-rest (so it, not this, raises every fault). Launches with an observer (hazard checker,
-trace recorder) or explicit reconvergence always take the machine.
+rest (so it, not this, raises every fault). A launch under the hazard checker runs here too
+when the checker watches the machine only as TimingModel does (`run_traced`, below: each
+instruction's register reads and writes recorded as the machine records them, and handed to
+the checker); a trace recorder or explicit reconvergence always takes the machine.
 """
 from __future__ import annotations
 
