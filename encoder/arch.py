@@ -554,6 +554,26 @@ def target(arch: "str | Target") -> Target:
 arch_info = target      # the former name
 
 
+# `-arch` names of virtual architectures: `compute_89` and `lto_89` (link-time code) only
+# check the PTX, as sm_89 would; code is for `sm_` names alone
+VIRTUAL_ARCH_PREFIXES = ("compute_", "lto_")
+REAL_ARCH_PREFIX = "sm_"
+
+
+def real_arch(name: str) -> str:
+    """The `sm_` arch a virtual one checks PTX as (`compute_89`, `lto_89` -> `sm_89`); an
+    `sm_` name as it is."""
+    for prefix in VIRTUAL_ARCH_PREFIXES:
+        if name.startswith(prefix):
+            return REAL_ARCH_PREFIX + name[len(prefix):]
+    return name
+
+
+def is_virtual_arch(name: str) -> bool:
+    """Whether `-arch name` only checks the PTX (anything but an `sm_` name)."""
+    return not name.startswith(REAL_ARCH_PREFIX)
+
+
 @functools.cache
 def table_uniform_zero(table: str) -> int:
     """URZ's number in the words of encoding table `table`: the `uniform_zero_register` of
