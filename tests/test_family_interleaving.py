@@ -153,3 +153,17 @@ def test_text_round_trip_with_zero_registers_alternating():
                 word = codec.encode_text(text, arch)
                 assert words.setdefault((arch, text), word) == word, (arch, text)
                 assert re.sub(r"\s+", " ", codec.decode_text(word, arch)) == text, (arch, text)
+
+
+def test_numbering_is_an_argument_not_a_mode():
+    """The same text lifts to each numbering's URZ whatever was read before: 63 in a 6-bit
+    uniform field, 255 in an 8-bit one (all ones either way); a table carries its own."""
+    from ptx2sass.encoder.fields import numbering, operand_shape, render_shape
+    six, eight = numbering(63), numbering(255)
+    for _round in range(2):
+        assert operand_shape("URZ", eight) == ("{UR}", [255])
+        assert operand_shape("URZ", six) == ("{UR}", [63])
+    assert render_shape("{UR}", [63], six) == "URZ"
+    assert render_shape("{UR}", [63], eight) == "UR63"
+    assert {arch: codec.table_for(arch).numbers.uniform_zero for arch in ARCHS} == {
+        "sm_90": 63, "sm_120": 255, "sm_100": 255, "sm_89": 63}
