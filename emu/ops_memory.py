@@ -331,8 +331,9 @@ def _atom_type(mods):
     return "U32"
 
 
-def _scalar_apply(op, ty, old, b, c=None):
-    """One lane's read-modify-write on integers/bit patterns; returns the new value."""
+def _scalar_apply(op, ty, old, b, c=None, ftz=False):
+    """One lane's read-modify-write on integers/bit patterns; returns the new value (`ftz`:
+    the instruction's `.FTZ`, for an F32 add)."""
     bits = 64 if ty in ("64", "S64", "U64", "F64") else 32
     m = (1 << bits) - 1
     signed = ty in ("S32", "S64")
@@ -344,7 +345,7 @@ def _scalar_apply(op, ty, old, b, c=None):
         a32 = np.array([old], dtype=U32).view(np.float32)
         b32 = np.array([b], dtype=U32).view(np.float32)
         if op == "ADD":
-            r = fp.fadd32(a32, b32, "RN", "FTZ" in _CURRENT_MODS)
+            r = fp.fadd32(a32, b32, "RN", ftz)
         elif op in ("MIN", "MAX"):
             r = np.fmin(a32, b32) if op == "MIN" else np.fmax(a32, b32)
         elif op == "EXCH":
@@ -414,11 +415,7 @@ def _half2_apply(op, ty, old, b):
     return int(h[0]) | int(h[1]) << 16
 
 
-_CURRENT_MODS: tuple = ()
-
-
 def _atomic(w, s, mask, space, has_result):
-    global _CURRENT_MODS
     ins = s.ins
     ops = list(ins.operands)
     done_pred = None
@@ -432,7 +429,7 @@ def _atomic(w, s, mask, space, has_result):
     b_op = ops[0] if ops else None
     c_op = ops[1] if len(ops) > 1 else None
     mods = ins.modifiers
-    _CURRENT_MODS = mods
+    ftz = "FTZ" in mods
     op = next((m for m in mods if m in _ATOM_OPS), "ADD")
     popc_increment = op == "INC" and "POPC" in mods
     if popc_increment:
@@ -487,7 +484,7 @@ def _atomic(w, s, mask, space, has_result):
                 _store(w, space, addrs, np.frombuffer(new.to_bytes(size, "little"), np.uint8)[None, :], lanes)
             results[lane] = 1 if ok else 0
             continue
-        new = _scalar_apply(op, ty, old, b, c)
+        new = _scalar_apply(op, ty, old, b, c, ftz)
         if new != old:
             _store(w, space, addrs, np.frombuffer(new.to_bytes(size, "little"), np.uint8)[None, :], lanes)
         results[lane] = old
@@ -524,7 +521,7 @@ def _vector_atomic(w, mask, space, d, mem, b_op, op, mods):
         for k in range(words):
             at = addrs + 4 * k
             old = int.from_bytes(_load(w, space, at, 4, lanes)[0].tobytes(), "little")
-            new = _scalar_apply(op, ty, old, int(data[k][lane]))
+            new = _scalar_apply(op, ty, old, int(data[k][lane]), ftz="FTZ" in mods)
             if new != old:
                 _store(w, space, at, np.frombuffer(new.to_bytes(4, "little"), np.uint8)[None, :], lanes)
             results[k][lane] = old

@@ -55,6 +55,10 @@ class Target:
     resident_limits: tuple[int, int] = (2048, 32)
     # The encoding table the codec reads this arch's words with (None: none probed yet).
     encoding_table: str | None = None
+    # URZ's number in those words (encoder/fields.py Numbering): 63 where uniform-register
+    # fields are 6 bits, 255 in the blackwell table's 8-bit fields (every Target reading one
+    # table agrees: `table_uniform_zero`)
+    uniform_zero_register: int = 63
     # The code generator supports the arch (its isel choices below are known).
     codegen: bool = False
     # ALU instructions read `c[bank][offset]` operands in place. ptxas for sm_90 never writes
@@ -367,6 +371,12 @@ class Target:
         """The name as `-arch` spells it ("sm_90a")."""
         return self.name + self.variant
 
+    @property
+    def accelerator_target(self) -> bool:
+        """The arch-specific "a" variant (`sm_90a`: `.nv.compat` ACCELERATOR_TARGET 1), not
+        the family-portable "f" one."""
+        return self.variant == "a"
+
 
 ArchInfo = Target       # the table's former name (callers not yet moved)
 
@@ -470,7 +480,8 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, handle_fields=tuple((op, bit) for op 
                           iadd3_carry_outputs=True, two_input_iadd=True, sign_extended_lea=False, minmax_type_shown=True, uniform_move_is_mov=True,
                           cas_spin_predicate=True, uniform_predicate_branch=True, multimem_f32_accumulate="HPADD",
                           cluster_size_cbank=_BLACKWELL_PER_CLUSTER_SIZE, cluster_size_stride=-0xA0,
-                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400)
+                          reserved_shared_section_bytes=0x40, vrc_cta_init_count=0, reserved_smem_cap=0x400,
+                          uniform_zero_register=255)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
@@ -564,6 +575,36 @@ def target(arch: "str | Target") -> Target:
 
 
 arch_info = target      # the former name
+
+
+# `-arch` names of virtual architectures: `compute_89` and `lto_89` (link-time code) only
+# check the PTX, as sm_89 would; code is for `sm_` names alone
+VIRTUAL_ARCH_PREFIXES = ("compute_", "lto_")
+REAL_ARCH_PREFIX = "sm_"
+
+
+def real_arch(name: str) -> str:
+    """The `sm_` arch a virtual one checks PTX as (`compute_89`, `lto_89` -> `sm_89`); an
+    `sm_` name as it is."""
+    for prefix in VIRTUAL_ARCH_PREFIXES:
+        if name.startswith(prefix):
+            return REAL_ARCH_PREFIX + name[len(prefix):]
+    return name
+
+
+def is_virtual_arch(name: str) -> bool:
+    """Whether `-arch name` only checks the PTX (anything but an `sm_` name)."""
+    return not name.startswith(REAL_ARCH_PREFIX)
+
+
+@functools.cache
+def table_uniform_zero(table: str) -> int:
+    """URZ's number in the words of encoding table `table`: the `uniform_zero_register` of
+    the Targets reading it, which must agree (63 for a table no Target reads)."""
+    values = {t.uniform_zero_register for t in _TABLE if t.encoding_table == table}
+    if len(values) > 1:
+        raise ValueError(f"the Targets reading the {table} table disagree on URZ: {sorted(values)}")
+    return values.pop() if values else 63
 
 
 def arch_from_e_flags(e_flags: int) -> Target:

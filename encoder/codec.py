@@ -22,10 +22,11 @@ from dataclasses import replace
 
 from ptx2sass.records import dataclass
 
-from . import fields, table_cache
-from .fields import (View, apply_edits, canonical, float_bits, float_text, half_kind, operand_shape,
-                     parse_view, render_shape, render_view, undo_edits, ungapped, use_family, value_class)
-from .arch import ARCHS, UnknownArch, target
+from . import table_cache
+from .fields import (Numbering, View, apply_edits, canonical, float_bits, float_text, half_kind,
+                     numbering, operand_shape, parse_view, render_shape, render_view, undo_edits,
+                     ungapped, value_class)
+from .arch import ARCHS, UnknownArch, table_uniform_zero, target
 from .model import Control, ConstRef, Imm, Instruction, Label, Reloc
 from .register_widths import misaligned
 
@@ -100,13 +101,17 @@ NOT_FOR_ARCH = 1 << 8      # the rank of a form another arch's nvdisasm was prob
 class Table:
     """One arch family's forms. Most were probed with the family's primary arch; a member
     arch whose nvdisasm reads some words differently has its own forms, which win for it.
+    `numbers` says which number each zero register stands for in its words (URZ: 63 or
+    255); everything reading or writing the table's words takes it from here.
 
     A table loaded from the cache (`table_cache`) builds an opcode's forms only when they are
     first needed; `forms` builds them all."""
 
-    def __init__(self, family: str, forms: list[Form], primary: str | None = None):
+    def __init__(self, family: str, forms: list[Form], primary: str | None = None,
+                 numbers: Numbering | None = None):
         self.family = family
         self.primary = primary
+        self.numbers = numbers or family_numbering(family)
         self._keys = [(f.mask, f.value, f.opcode, f.arch) for f in forms]
         self._forms: list[Form | None] = list(forms)
         self._blobs: dict[str, bytes] = {}
@@ -117,6 +122,7 @@ class Table:
         table = cls.__new__(cls)
         table.family = family
         table.primary = content["primary"]
+        table.numbers = family_numbering(family)
         table._keys = [tuple(k) for k in content["keys"]]
         table._forms = [None] * len(table._keys)
         table._blobs = dict(content["blobs"])
@@ -200,11 +206,15 @@ def _own_forms(arch: str) -> tuple[str, ...]:
     return (own,) if isinstance(own, str) else own
 
 
-def _family_or(arch: str, default: str) -> str:
-    try:
-        return family_of(arch)
-    except EncodeError:
-        return default
+def family_numbering(family: str) -> Numbering:
+    """The zero registers' numbers in the words of encoding table `family` (the Targets'
+    `uniform_zero_register`)."""
+    return numbering(table_uniform_zero(family))
+
+
+def arch_numbering(arch: str) -> Numbering:
+    """The zero registers' numbers in `arch`'s words (its Target's `uniform_zero_register`)."""
+    return numbering(target(arch).uniform_zero_register)
 
 
 def family_of(arch: str) -> str:
@@ -377,7 +387,7 @@ def decode_view(word: int, arch: str = "sm_89", pc: int = 0) -> View:
 
 def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
     """decode_view's work: the view and the form that reads the word."""
-    use_family(_family_or(arch, table.family))
+    numbers = table.numbers
     form = find_form(table, word, arch)
     if form is None:
         raise DecodeError(f"word {word:#034x}: no {table.family} form has opcode bits "
@@ -395,7 +405,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
     if form.order:
         tokens = tokens[:1] + _in_order(tokens[1:], form.order)
     if form.aliases:
-        combo = _alias_combo(form, word)
+        combo = _alias_combo(form, word, numbers)
         # a combination nvdisasm could not show during probing reads as the seed's
         tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
     tokens = _combined_tokens(tokens)
@@ -421,7 +431,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         if slot.get("optional") and shapes[k] == slot["hidden_shape"] and nums == slot["default"]:
             texts.append(None)
         else:
-            texts.append(render_shape(shapes[k], nums))
+            texts.append(render_shape(shapes[k], nums, numbers))
     ctl = word >> CONTROL_SHIFT
     # nvdisasm shows reuse flags only when bit 109 (the no-yield bit) is set
     reuse_slots = {form.reuse[i] for i in range(4)
@@ -458,10 +468,11 @@ def _in_order(tokens: list[str], before: frozenset) -> list[str]:
     return out
 
 
-def _alias_combo(form: Form, word: int) -> str:
+def _alias_combo(form: Form, word: int, numbers: Numbering) -> str:
     classes = []
     for k, j, kind, file in form.aliases["fields"]:
-        classes.append(value_class(kind, linear_value(word, form.slots[k]["fields"][j]), file))
+        classes.append(value_class(kind, linear_value(word, form.slots[k]["fields"][j]), file,
+                                   numbers))
     return "/".join(classes)
 
 
@@ -604,7 +615,6 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     Words of forms without a pc-relative field are kept by text: kernels repeat moves,
     NOPs and address arithmetic, and finding a form costs ~100 us."""
     table = table_for(arch)
-    use_family(_family_or(arch, table.family))
     memo = None
     if not view.targets:
         memo = (arch, view.guard, tuple(view.tokens), tuple(view.operands), tuple(view.reuse))
@@ -651,7 +661,8 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
     ops = [view.guard or "PT", *view.operands]
     # each operand's text parsed once; shapes compare without a constant's gap (`ungapped`)
-    parsed_ops = {o: _shape_of(o) for o in ops}
+    numbers = table.numbers
+    parsed_ops = {o: _shape_of(o, numbers) for o in ops}
     key = (arch, tuple(view.tokens), tuple(parsed_ops[o][0] for o in ops))
     candidates = _CANDIDATES.get(key)
     if candidates is None:
@@ -664,7 +675,7 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
         placed = [None if k in skip else next(it) for k in range(len(form.slots))]
         try:
             word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
-                                pc, parsed_ops)
+                                pc, parsed_ops, numbers)
         except EncodeError as e:
             errors.append(str(e))
             continue
@@ -675,13 +686,13 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
             return word, form
         # the table must read the word back as the same text (aliases, hidden operands)
         try:
-            back = decode_view(word, arch, pc)
+            back = _decode_view(word, arch, pc, table)[0]
         except DecodeError as e:
             errors.append(str(e))
             continue
         want = want or canonical(View(view.guard, _combined_tokens(view.tokens), view.operands,
-                                      view.reuse, view.targets))
-        if canonical(back) == want:
+                                      view.reuse, view.targets), numbers)
+        if canonical(back, numbers) == want:
             _READS_BACK.add(checked)
             return word, form
         errors.append(f"would read back as {render_view(back)!r}")
@@ -714,13 +725,13 @@ def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
 
 
 def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
-                 parsed_ops: dict[str, tuple] | None = None) -> int:
+                 parsed_ops: dict[str, tuple], numbers: Numbering) -> int:
     parsed = []
     for k, o in enumerate(placed):
         if o is None:
             parsed.append((form.slots[k]["hidden_shape"], form.slots[k]["default"]))
         else:
-            parsed.append(parsed_ops[o] if parsed_ops and o in parsed_ops else _shape_of(o))
+            parsed.append(parsed_ops[o] if o in parsed_ops else _shape_of(o, numbers))
     key = (id(form), tuple(view.tokens), tuple(p[0] for p in parsed))
     if key in _GROUP_VALUES:
         values = _GROUP_VALUES[key]
@@ -753,22 +764,22 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
     return word
 
 
-# (operand text, URZ's number) -> (ungapped shape, its numbers)
-_SHAPES: dict[tuple[str, int], tuple[str, tuple]] = {}
+# (operand text, the table's Numbering) -> (ungapped shape, its numbers)
+_SHAPES: dict[tuple[str, Numbering], tuple[str, tuple]] = {}
 
 
-def _shape_of(op: str) -> tuple[str, tuple]:
-    """`operand_shape(op)` without a constant's gap (`ungapped`), kept by text (the numbers as a tuple: shared
-    by every instruction naming the operand): `R4`, `c[0x0][0x160]` recur across
-    instructions whose texts differ, and the regular expressions cost ~10 us an operand.
-    URZ's number is the family's (fields.ZERO_NAMES: 63, or 255 with 8-bit fields), so it
-    is part of the key."""
-    key = (op, fields.ZERO_NAMES["URZ"][1])
+def _shape_of(op: str, numbers: Numbering) -> tuple[str, tuple]:
+    """`operand_shape(op, numbers)` without a constant's gap (`ungapped`), kept by text and
+    numbering (the numbers as a tuple: shared by every instruction naming the operand): `R4`,
+    `c[0x0][0x160]` recur across instructions whose texts differ, and the regular
+    expressions cost ~10 us an operand. URZ's number depends on the table (63, or 255 with
+    8-bit fields), so its Numbering is part of the key."""
+    key = (op, numbers)
     known = _SHAPES.get(key)
     if known is None:
         if len(_SHAPES) >= _WORDS_KEPT:
             _SHAPES.clear()
-        shape, nums = operand_shape(op)
+        shape, nums = operand_shape(op, numbers)
         known = _SHAPES[key] = (ungapped(shape), tuple(nums))
     return known
 
@@ -1079,7 +1090,7 @@ def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
     (`Mem.desc_hidden`: `decode` of a word without bit 101 and a non-default register)."""
     from . import sass_text
     from .model import Mem
-    default = DEFAULT_DESCRIPTOR.get(_family_or(arch, ""))
+    default = DEFAULT_DESCRIPTOR.get(family_of(arch))
     if default is None or ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
         return None
     if not any(isinstance(op, Mem) and op.desc is not None and op.desc.file == "UR"
@@ -1131,7 +1142,6 @@ def decode(word: int, arch: str = "sm_89", pc: int = 0) -> Instruction:
     table = table_for(arch)
     known = _DECODED.get((word, arch)) or _DECODED.get((word, arch, pc))
     if known is not None and known[0] is table:
-        use_family(_family_or(arch, table.family))      # as decoding it would
         return known[1]
     ins, form = _decode(word, arch, pc, table)
     if len(_DECODED) >= _DECODED_KEPT:

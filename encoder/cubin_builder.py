@@ -226,8 +226,8 @@ _COMPAT_ACCELERATOR, _COMPAT_ISA_CLASS = 0x09, 0x02
 def compat_section(info, isa_class: int) -> bytes:
     """The `.nv.compat` bytes ptxas 13.5 writes for sm_90+ (NvInfo record format): sm_90's
     records, with the target's additions (`Target.compat_*`). ACCELERATOR_TARGET is 1 for
-    the "a" variants only (not "f")."""
-    accelerator = info.variant == "a"
+    the "a" variants only (not "f": `Target.accelerator_target`)."""
+    accelerator = info.accelerator_target
     extra_05 = bytes([2, 0x05, info.compat_accelerator_05, 0]) \
         if accelerator and info.compat_accelerator_05 is not None else b""
     extra_07 = bytes([3, 0x07, 1, 1]) if info.compat_record_07 else b""

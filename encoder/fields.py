@@ -17,24 +17,47 @@ from dataclasses import field
 
 from ptx2sass.records import dataclass
 
-# Register files whose index is a number in the text; the zero register of each prints as a
-# name (RZ, URZ, PT, UPT) and stands for the highest index.
-ZERO_NAMES = {"RZ": ("R", 255), "URZ": ("UR", 63), "PT": ("P", 7), "UPT": ("UP", 7)}
-ZERO_OF = {file: name for name, (file, _i) in ZERO_NAMES.items()}
-ZERO_INDEX = {file: index for _n, (file, index) in ZERO_NAMES.items()}
-# URZ's number in the words: 63 where uniform-register fields are 6 bits, 255 in sm_120's
-# 8-bit fields. The view's numbers are the word's, so URZ reads as the family's value.
-UR_ZERO = {"blackwell": 255}
-_family = [None]
+
+class Numbering:
+    """Which number each zero register stands for in one encoding's words. A register's
+    index is a number in the text, but the zero register of each file prints as a name (RZ,
+    URZ, PT, UPT) and stands for the highest index of its fields: RZ 255, PT and UPT 7
+    everywhere, URZ 63 where uniform-register fields are 6 bits and 255 in the blackwell
+    table's 8-bit fields. The view's numbers are the word's, so whatever lifts numbers out of
+    operand text or puts them back takes the encoding's Numbering explicitly (a module-level
+    switch once let a cache keyed by operand text alone give sm_90 sm_120's URZ).
+
+    One shared instance per URZ number (`numbering`), hashable, for cache keys."""
+    __slots__ = ("uniform_zero", "zero_names", "zero_of", "zero_index")
+
+    def __init__(self, uniform_zero: int):
+        self.uniform_zero = uniform_zero
+        # name -> (file, index); file -> name; file -> index
+        self.zero_names = {"RZ": ("R", 255), "URZ": ("UR", uniform_zero), "PT": ("P", 7),
+                           "UPT": ("UP", 7)}
+        self.zero_of = {file: name for name, (file, _i) in self.zero_names.items()}
+        self.zero_index = {file: index for _n, (file, index) in self.zero_names.items()}
+
+    def __eq__(self, other):
+        return isinstance(other, Numbering) and other.uniform_zero == self.uniform_zero
+
+    def __hash__(self):
+        return hash((Numbering, self.uniform_zero))
+
+    def __repr__(self):
+        return f"Numbering(uniform_zero={self.uniform_zero})"
 
 
-def use_family(family: str) -> None:
-    """Read and write view numbers as `family`'s words hold them (the codec and the probe
-    call this for the table they work with)."""
-    if _family[0] != family:
-        _family[0] = family
-        ZERO_NAMES["URZ"] = ("UR", UR_ZERO.get(family, 63))
-        ZERO_INDEX["UR"] = ZERO_NAMES["URZ"][1]
+_NUMBERINGS: dict[int, Numbering] = {}
+
+
+def numbering(uniform_zero: int) -> Numbering:
+    """The shared Numbering whose URZ is `uniform_zero` (63: 6-bit uniform fields, 255: 8-bit)."""
+    known = _NUMBERINGS.get(uniform_zero)
+    if known is None:
+        known = _NUMBERINGS.setdefault(uniform_zero, Numbering(uniform_zero))
+    return known
+
 
 _TOKEN = re.compile(
     r"(?P<reg>(?<![\w.$])(?:UR|UP|R|P|B)(?:\d+|Z|T)(?![\w$]))"
@@ -126,9 +149,11 @@ def _is_address(op: str) -> bool:
 _INDEX_LIST = re.compile(r"^\{(\d+(?:,\d+)*)\}$")
 
 
-def operand_shape(op: str) -> tuple[str, list]:
-    """`-|R4|` → (`-|{R}|`, [4]); floats stay as their text, integers become ints. A list of
-    indices (DEPBAR's scoreboards `{5,0}`) is one hole `{L}` whose number is the bit mask."""
+def operand_shape(op: str, numbers: Numbering) -> tuple[str, list]:
+    """`-|R4|` → (`-|{R}|`, [4]); floats stay as their text, integers become ints, a zero
+    register its number in `numbers`. A list of indices (DEPBAR's scoreboards `{5,0}`) is
+    one hole `{L}` whose number is the bit mask."""
+    zero_names = numbers.zero_names
     m = _INDEX_LIST.match(op)
     if m:
         return "{L}", [sum(1 << int(x) for x in set(m.group(1).split(",")))]
@@ -139,8 +164,8 @@ def operand_shape(op: str) -> tuple[str, list]:
     def lift(m: re.Match) -> str:
         if m.group("reg"):
             tok = m.group("reg")
-            if tok in ZERO_NAMES:
-                file, index = ZERO_NAMES[tok]
+            if tok in zero_names:
+                file, index = zero_names[tok]
             else:
                 file = tok.rstrip("0123456789")
                 index = int(tok[len(file):])
@@ -168,8 +193,11 @@ def ungapped(shape: str) -> str:
 _HOLE = re.compile(r"\{(R|UR|P|UP|B|i|f|L)\}")
 
 
-def render_shape(shape: str, nums: list) -> str:
+def render_shape(shape: str, nums: list, numbers: Numbering) -> str:
+    """An operand's text from its shape and numbers (a zero register's number as `numbers`
+    has it prints as its name)."""
     it = iter(nums)
+    zero_of, zero_index = numbers.zero_of, numbers.zero_index
 
     def fill(m: re.Match) -> str:
         kind, v = m.group(1), next(it)
@@ -181,8 +209,8 @@ def render_shape(shape: str, nums: list) -> str:
             return v
         # past the zero register only through a biased field: UTC*MMA's `tmem[URZ], idesc[URZ]`
         # (the pair's second half at the field + 1; nvdisasm prints URZ for 256)
-        if kind in ZERO_OF and v >= ZERO_INDEX[kind]:
-            return ZERO_OF[kind]
+        if kind in zero_of and v >= zero_index[kind]:
+            return zero_of[kind]
         return f"{kind}{v}"
 
     text = _HOLE.sub(fill, shape)
@@ -272,9 +300,9 @@ CLASS_VALUES = {"reg": {"zero": None, "other": 0},
                 "int": {"0": 0, "1": 1, "pow2": 0x10, "other": 3}}
 
 
-def value_class(kind: str, value: int, file: str | None = None) -> str:
+def value_class(kind: str, value: int, file: str | None, numbers: Numbering) -> str:
     if kind == "reg":
-        return "zero" if value == ZERO_INDEX.get(file or "R") else "other"
+        return "zero" if value == numbers.zero_index.get(file or "R") else "other"
     if value in (0, 1):
         return str(value)
     if value > 0 and value & (value - 1) == 0:
@@ -328,12 +356,12 @@ def undo_edits(toks: list[str], edits: list, base_tokens: list[str]) -> list[str
     return out
 
 
-def canonical(view: View) -> tuple:
+def canonical(view: View, numbers: Numbering) -> tuple:
     """A view with float literals compared by value (`+INF ` = `+INF`), for checking that
     the table reads a word back as the text that was meant."""
     ops = []
     for op in [view.guard or "PT", *view.operands]:
-        shape, nums = operand_shape(op.strip())
+        shape, nums = operand_shape(op.strip(), numbers)
         ops.append((ungapped(shape), tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
     return tuple(view.tokens), tuple(ops)
 

@@ -508,15 +508,14 @@ def _check_controls_file(path: str | None) -> None:
 
 
 def _real_arch(arch: str) -> str:
-    """compute_89 / lto_89 check PTX as sm_89 would."""
-    for prefix in ("compute_", "lto_"):
-        if arch.startswith(prefix):
-            return "sm_" + arch[len(prefix):]
-    return arch
+    """compute_89 / lto_89 check PTX as sm_89 would (encoder/arch.py)."""
+    from ptx2sass.encoder.arch import real_arch
+    return real_arch(arch)
 
 
 def _is_virtual(arch: str) -> bool:
-    return not arch.startswith("sm_")
+    from ptx2sass.encoder.arch import is_virtual_arch
+    return is_virtual_arch(arch)
 
 
 # Inputs and output ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 
 from ptx2sass import abi, grid_attributes, ir
-from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info
+from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info, is_virtual_arch
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used, reg_reconfig,
                                             sparse_mma_mask)
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Label, Mem, Reg, Reloc
@@ -966,7 +966,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
                                                 and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
-                                    ptx_target=target if target.startswith("sm_") else arch,
+                                    ptx_target=arch if is_virtual_arch(target) else target,
                                     debug_sections=debug_sections, device_debug=full_debug,
                                     debug_shared=shared_plan.region if shared_plan
                                     else _linked_shared_region(module, kernels) if linked_shared else None,

@@ -55,7 +55,8 @@ def new_seeds(forms: list[dict], arch: str, primary: str, opcodes: set[str] | No
         forms = [f for f in forms if f["opcode"] in opcodes]
     words = candidates(forms)
     texts = disassemble(words, arch)
-    table = codec.Table("cross", [codec.Form.from_json(f) for f in forms], primary)
+    table = codec.Table("cross", [codec.Form.from_json(f) for f in forms], primary,
+                        codec.arch_numbering(arch))
     seeds: dict[int, str] = {}
     for w, t in zip(words, texts):
         if t is None or "`(" in t:          # rejected, or a branch (targets need a listing)
@@ -81,10 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from ptx2sass import oracle
     from ptx2sass.encoder import codec
-    from ptx2sass.encoder.fields import use_family
     from tools.isa_probe import build_table, table_json
     family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
-    use_family(family)
     out = Path(codec.TABLES) / f"{family}.json"
     old = json.loads(out.read_text())
     forms, primary = old["forms"], old.get("probed_with", args.arch)

@@ -98,25 +98,27 @@ def disassemble(words: list[int], arch: str, chunk: int = 1024) -> list[str | No
 
 # --- text views of probe words -------------------------------------------------------
 
-from ptx2sass.encoder.codec import bits_value, linear_bits, put_bits  # noqa: E402
-from ptx2sass.encoder.fields import (CLASS_VALUES, ZERO_INDEX, View, float_bits,  # noqa: E402
+from ptx2sass.encoder.codec import arch_numbering, bits_value, linear_bits, put_bits  # noqa: E402
+from ptx2sass.encoder.fields import (CLASS_VALUES, Numbering, View, float_bits,  # noqa: E402
                                      operand_shape, parse_view, shape_kinds, token_edits,
-                                     use_family, value_class)
+                                     value_class)
 
 GROUP_LIMIT = 10      # bits enumerated together at most (2^10 words)
 
 
 class Probe:
-    """One instruction as the probe sees it: operand 0 is the guard (PT when not printed)."""
+    """One instruction as the probe sees it: operand 0 is the guard (PT when not printed);
+    its zero registers' numbers are the probed arch's (`numbers`)."""
 
-    def __init__(self, text: str, addr: int, pcrel: frozenset = frozenset()):
+    def __init__(self, text: str, addr: int, numbers: Numbering, pcrel: frozenset = frozenset()):
         v: View = parse_view(text)
         self.text = text
         self.tokens = v.tokens
+        self.numbers = numbers
         ops = [v.guard or "PT", *v.operands]
         self.shapes, self.nums = [], []
         for k, op in enumerate(ops):
-            shape, nums = operand_shape(op)
+            shape, nums = operand_shape(op, numbers)
             nums = [n - addr if (k, j) in pcrel else n for j, n in enumerate(nums)]
             self.shapes.append(shape)
             self.nums.append(nums)
@@ -135,11 +137,12 @@ def probe_texts(words: list[int], arch: str, pcrel=frozenset()) -> list[Probe | 
     are brought back to offsets from the word itself)."""
     out = []
     chunk = 1024
+    numbers = arch_numbering(arch)
     for start in range(0, len(words), chunk):
         part = words[start:start + chunk]
         texts = disassemble(part, arch, chunk=chunk)
         for i, t in enumerate(texts):
-            p = Probe(t, 16 * i, pcrel) if t is not None else None
+            p = Probe(t, 16 * i, numbers, pcrel) if t is not None else None
             out.append(p if p is not None and p.valid else None)
     return out
 
@@ -191,7 +194,7 @@ def classify(base: Probe, p: Probe | None):
     return ("fixed",)
 
 
-def _without_zero_terms(shape: str, nums: list) -> tuple[str, list]:
+def _without_zero_terms(shape: str, nums: list, numbers: Numbering) -> tuple[str, list]:
     """An address with its zero-register terms left out (`[RZ+0x0]` → `[{i}]`, [0];
     `c[0x3][RZ]` → `c[{i}][{i}]`, [3, 0]): nvdisasm prints an absolute address `[0x10]` and,
     at offset 0, its RZ base `[RZ]`."""
@@ -204,7 +207,7 @@ def _without_zero_terms(shape: str, nums: list) -> tuple[str, list]:
     for part in inner.split("+"):
         holes = shape_kinds(part)
         values = [next(it) for _ in holes]
-        if part in ("{R}", "{UR}") and values[0] == ZERO_INDEX[holes[0]]:
+        if part in ("{R}", "{UR}") and values[0] == numbers.zero_index[holes[0]]:
             continue
         parts.append(part)
         out_nums.extend(values)
@@ -222,7 +225,7 @@ def _address_offset_change(base: Probe, p: Probe):
     for k, (s0, n0, s1, n1) in enumerate(zip(base.shapes, base.nums, p.shapes, p.nums)):
         if s0 == s1 and n0 == n1:
             continue
-        c0, c1 = _without_zero_terms(s0, n0), _without_zero_terms(s1, n1)
+        c0, c1 = _without_zero_terms(s0, n0, base.numbers), _without_zero_terms(s1, n1, base.numbers)
         if change is not None or c0[0] != c1[0] or c0 != (s0, n0) or len(n0) != len(c1[1]):
             return ("fixed",)
         diff = [j for j in range(len(n0)) if n0[j] != c1[1][j]]
@@ -286,7 +289,7 @@ def _silent_bits_a_register_reveals(work: int, kinds: dict, base: Probe, arch: s
     for (k, j), entries in fields.items():
         kind = shape_kinds(base.shapes[k])[j]
         n = base.nums[k][j]
-        if kind not in ("R", "UR") or n != ZERO_INDEX[kind]:
+        if kind not in ("R", "UR") or n != base.numbers.zero_index[kind]:
             continue
         entries.sort()
         bits = [b for b, _o, _n in entries]
@@ -499,7 +502,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
             file = base.shapes[k].strip("{}")
             if base.shapes[k] in REG_SHAPES:
                 optional.add(k)
-                num_bits.setdefault((k, 0), []).append((b, (base.nums[k][0], ZERO_INDEX[file])))
+                num_bits.setdefault((k, 0), []).append((b, (base.nums[k][0], base.numbers.zero_index[file])))
             elif len(base.nums[k]) == 1 and isinstance(base.nums[k][0], int):
                 deleted.setdefault(k, []).append(b)
             else:
@@ -549,7 +552,7 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         if k in optional or slot["shape"] not in REG_SHAPES or not slot["fields"][0]["bits"]:
             continue
         f = slot["fields"][0]
-        zero = ZERO_INDEX[slot["shape"].strip("{}")]
+        zero = base.numbers.zero_index[slot["shape"].strip("{}")]
         w = linear_bits(zero, f)
         if w is not None:
             tests.append((k, put_bits(work, f["bits"], w)))
@@ -563,8 +566,8 @@ def derive_form(seed: int, arch: str, reveal: bool = True) -> dict | None:
         f = slots[k]["fields"][0] if slots[k]["fields"] else None
         kinds = shape_kinds(base.shapes[k])
         slots[k]["hidden_shape"] = base.shapes[k]
-        if len(kinds) == 1 and kinds[0] in ZERO_INDEX:
-            slots[k]["default"] = [ZERO_INDEX[kinds[0]]]
+        if len(kinds) == 1 and kinds[0] in base.numbers.zero_index:
+            slots[k]["default"] = [base.numbers.zero_index[kinds[0]]]
             slots[k]["hidden_shape"] = "{" + kinds[0] + "}"
         elif f and "weights" in f and hidden_in_seed:   # what the seed holds where it hid it
             slots[k]["default"] = [f["bias"] + sum(w for b, w in zip(f["bits"], f["weights"])
@@ -659,12 +662,12 @@ def _alias_fields(slots: list[dict]):
     return out
 
 
-def _class_word(work: int, slots, field, cls: str) -> int | None:
+def _class_word(work: int, slots, field, cls: str, numbers: Numbering) -> int | None:
     k, j, kind, file = field
     f = slots[k]["fields"][j]
     value = CLASS_VALUES[kind][cls]
     if value is None:
-        value = ZERO_INDEX[file]
+        value = numbers.zero_index[file]
     packed = linear_bits(value, f)
     return None if packed is None else put_bits(work, f["bits"], packed)
 
@@ -683,7 +686,7 @@ def _aliases(work: int, base: Probe, slots: list[dict], arch: str, pcrel) -> dic
     for combo in combos:
         w = work
         for fld, cls in zip(relevant, combo):
-            w = _class_word(w, slots, fld, cls) if w is not None else None
+            w = _class_word(w, slots, fld, cls, base.numbers) if w is not None else None
         words.append(w)
     table = {}
     got = probe_texts([w for w in words if w is not None], arch, pcrel)
@@ -696,7 +699,7 @@ def _aliases(work: int, base: Probe, slots: list[dict], arch: str, pcrel) -> dic
         return None
     seed_classes = []
     for k, j, kind, file in relevant:
-        seed_classes.append(value_class(kind, base.nums[k][j], file))
+        seed_classes.append(value_class(kind, base.nums[k][j], file, base.numbers))
     return {"fields": [[k, j, kind, file] for k, j, kind, file in relevant],
             "seed": "/".join(seed_classes), "table": table}
 
@@ -867,7 +870,8 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
     already decodes to the same text."""
     from ptx2sass.encoder import codec
     forms = list(existing or [])
-    table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary)
+    numbers = codec.arch_numbering(arch)
+    table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary, numbers)
     for i, seed in enumerate(seeds):
         if _decodes(table, seed, seeds[seed], arch):
             continue
@@ -875,18 +879,18 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
         if f is None:
             log(f"  seed {seed:#034x}: nvdisasm cannot read it")
             continue
-        alone = codec.Table("probe", [codec.Form.from_json(f)], primary)
+        alone = codec.Table("probe", [codec.Form.from_json(f)], primary, numbers)
         if not _decodes(alone, seed, seeds[seed], arch):
             # a revealed operand was shown by a presence flag, not by its value: probe the
             # seed as it is
             f = derive_form(seed, arch, reveal=False)
-            alone = codec.Table("probe", [codec.Form.from_json(f)], primary)
+            alone = codec.Table("probe", [codec.Form.from_json(f)], primary, numbers)
             if not _decodes(alone, seed, seeds[seed], arch) and \
                     _text(alone, seed, arch) == _text(table, seed, arch):
                 continue        # no better than the forms already there (the text does not
                                 # determine the word: a NaN payload, a relocation)
         forms.append(f)
-        table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary)
+        table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary, numbers)
         log(f"  [{i + 1}/{len(seeds)}] {f['text']}  ({len(forms)} forms)")
         if save and len(forms) % 10 == 0:
             save(forms)
@@ -896,31 +900,29 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
 _TARGET = re.compile(r"`\([^)]*\)|-?0x[0-9a-f]+$")
 
 
+def _table_text(table, word: int, arch: str) -> str:
+    """`codec.decode_text` with the probe's table in place of the arch's."""
+    from ptx2sass.encoder import codec
+    return codec.render_view(codec._decode_view(word, arch, 0, table)[0])
+
+
 def _text(table, word: int, arch: str) -> str | None:
     from ptx2sass.encoder import codec
-    saved = codec.table_for
-    codec.table_for = lambda _arch: table
     try:
-        return codec.decode_text(word, arch)
+        return _table_text(table, word, arch)
     except codec.DecodeError:
         return None
-    finally:
-        codec.table_for = saved
 
 
 def _decodes(table, word: int, text: str, arch: str) -> bool:
     from ptx2sass.encoder import codec
-    saved = codec.table_for
-    codec.table_for = lambda _arch: table
     try:
-        got = codec.decode_text(word, arch)
+        got = _table_text(table, word, arch)
         if "`(" in text:        # label names are not in the word
             return _TARGET.sub("L", got) == _TARGET.sub("L", text)
         return got == text
     except codec.DecodeError:
         return False
-    finally:
-        codec.table_for = saved
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -953,7 +955,6 @@ def main(argv: list[str] | None = None) -> int:
     from ptx2sass.encoder import codec
     from tools.corpus_words import corpus_words
     family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
-    use_family(family)              # URZ's number as this family's words hold it
     out = Path(args.out) if args.out else Path(codec.TABLES) / f"{family}.json"
     words: dict[int, str] = {}
     for sa in args.seed_arch or [args.arch]:
@@ -1080,7 +1081,7 @@ def check_words(words, arch: str) -> dict:
         stats["decode_ok"] += dec_ok
         if not (enc_ok and dec_ok):
             v = parse_view(w.text)
-            key = ".".join(v.tokens) + " " + ", ".join(operand_shape(o)[0] for o in v.operands)
+            key = ".".join(v.tokens) + " " + ", ".join(operand_shape(o, table.numbers)[0] for o in v.operands)
             stats["failures"].setdefault(key, []).append(f"{w.text}  [{w.word:032x}] {why}")
             if not dec_ok or why_undetermined is None:
                 stats["determined_failures"].setdefault(key, []).append(
