@@ -966,7 +966,6 @@ def slots_taken(ins: Instruction, arch: str) -> tuple[dict, ...] | None:
         view = parse_view(sass_text.format_instruction(replace(bare, control=Control())))
         view.reuse = []
         table = table_for(arch)
-        use_family(_family_or(arch, table.family))
         placed: list = []
         _, form = _encode_view(view, arch, 0, table, placed)
     except (EncodeError, ValueError, IndexError, KeyError):
