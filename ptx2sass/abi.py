@@ -340,15 +340,9 @@ def outgoing_area(fn, functions: dict, pointer_calls: bool = False) -> int:
     for ins in _pointer_calls(fn) if pointer_calls else ():
         units, results = pointer_call_units(ins, functions)
         area = max(area, link_stack(units, results, "function called through a pointer")[1])
-    for b in fn.blocks:
-        for ins in b.instrs:
-            if ins.opcode != "call" or not ins.srcs or type(ins.srcs[0]).__name__ != "Symbol":
-                continue
-            callee = functions.get(ins.srcs[0].name)
-            if callee is None or (callee.blocks and not is_linkable(callee)):
-                continue
-            area = max(area, link_call_layout(callee.params, callee.returns,
-                                              callee.attributes.get(STRUCTS), callee.name)[2])
+    for callee in _link_callees(fn, functions):
+        area = max(area, link_call_layout(callee.params, callee.returns,
+                                          callee.attributes.get(STRUCTS), callee.name)[2])
     return area
 
 
@@ -365,6 +359,8 @@ def outgoing_area_align(fn, functions: dict, pointer_calls: bool = False) -> int
 
 
 def _link_callees(fn, functions: dict) -> list:
+    """The functions `fn` calls by name that the link-time convention reaches: bodiless
+    ones and link targets (once per call)."""
     out = []
     for b in fn.blocks:
         for ins in b.instrs:
