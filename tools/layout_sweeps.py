@@ -8,10 +8,11 @@
         module, own and extern variables): tests/test_relocatable_shared.py's comparison
     python -m tools.layout_sweeps sharedg 300 340 sm_89 sm_90
         the same modules under -c -g: tests/test_relocatable_shared_debug.py's comparison
-    python -m tools.layout_sweeps sharedsize 0 100 sm_89,sm_90 [-g]
+    python -m tools.layout_sweeps sharedsize 0 100 sm_89,sm_90 [-g] [typed]
         -c (-c -g) cubins of `sized_shared_module`s (b8 arrays of 1..64 bytes aligned 1..16):
         the shared sections' (name, size, alignment) and shared symbols' (name, value, size)
-        equal to ptxas's (branch shared29)
+        equal to ptxas's (branch shared29); `typed`: `typed_shared_module`s instead (two `.func`s,
+        .b8..b64 elements)
     python -m tools.layout_sweeps fuzz sm_80 39000000 39000200
         the fuzz generator's programs for an arch that ptxas refuses as a whole (no emulator)
     python -m tools.layout_sweeps fuzzhash 39000000 39000200 sm_80,sm_89 > hashes.json
@@ -153,14 +154,43 @@ def sized_shared_module(seed: int) -> str:
     return "".join(out)
 
 
+def typed_shared_module(seed: int) -> str:
+    """Two `.func`s with their own `.shared` variables, module ones and a kernel's own,
+    `.b8/.b16/.b32/.b64` arrays of 1..12 elements aligned at least their element (shared29)."""
+    r = random.Random(seed)
+    width = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
+
+    def var(name: str) -> str:
+        ty = r.choice(tuple(width))
+        return f".shared .align {max(width[ty], r.choice((1, 2, 4, 8, 16)))} .{ty} {name}[{r.randint(1, 12)}];\n"
+
+    def store(names: list) -> str:
+        return "".join(f"  mov.u32 %r2, {v}; st.shared.u8 [%r2], %r1;\n" for v in names)
+
+    mods = [f"m{i}" for i in range(r.randint(0, 2))]
+    out, calls = [".version 7.8\n.target sm_89\n.address_size 64\n"] + [var(m) for m in mods], ""
+    for f in range(2):
+        own = [f"f{f}s{j}" for j in range(r.randint(1, 3))]
+        out.append(f".visible .func (.param .b32 r) f{f}(.param .b32 a)\n{{\n .reg .b32 %r<4>;\n"
+                   + "".join("  " + var(v) for v in own) + " ld.param.b32 %r1, [a];\n" + store(own + mods)
+                   + " st.param.b32 [r], %r1;\n ret;\n}\n")
+        calls += (f"  {{ .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f{f}, (a);"
+                  " ld.param.b32 %r1, [rr]; }\n")
+    own = [f"ks{j}" for j in range(r.randint(0, 3))]
+    out.append(".visible .entry k0(.param .u64 p)\n{\n .reg .b32 %r<4>;\n" + "".join("  " + var(v) for v in own)
+               + " mov.u32 %r1, %tid.x;\n" + store(own) + calls + " ret;\n}\n")
+    return "".join(out)
+
+
 def shared_sizes(data: bytes) -> dict:
-    """The shared sections' (size, alignment) and the symbols in them (value, size)."""
+    """The shared sections' (size, alignment) and the symbols in them (value, size); sm_110's
+    Mercury copies (`.nv.merc.*`, which we do not write) left out."""
     import io
     from elftools.elf.elffile import ELFFile
     elf = ELFFile(io.BytesIO(data))
     names = [s.name for s in elf.iter_sections()]
     secs = {s.name: (s["sh_size"], s["sh_addralign"]) for s in elf.iter_sections()
-            if "shared" in s.name and not s.name.startswith(".rel")}
+            if "shared" in s.name and not s.name.startswith((".rel", ".nv.merc."))}   # (Mercury: not ours)
     syms = sorted((s.name, names[s["st_shndx"]], s["st_value"], s["st_size"])
                   for s in elf.get_section_by_name(".symtab").iter_symbols()
                   if isinstance(s["st_shndx"], int) and names[s["st_shndx"]] in secs
@@ -168,13 +198,13 @@ def shared_sizes(data: bytes) -> dict:
     return {"sections": secs, "symbols": syms}
 
 
-def sharedsize(first: int, last: int, archs: list[str], options: tuple = ("-c",)) -> None:
+def sharedsize(first: int, last: int, archs: list[str], options: tuple = ("-c",), typed: bool = False) -> None:
     from test_debug_reserved_shared import _ours, _ptxas
     from test_relocatable import _for
     for arch in archs:
         same = 0
         for seed in range(first, last):
-            src = _for(sized_shared_module(seed), arch)
+            src = _for((typed_shared_module if typed else sized_shared_module)(seed), arch)
             a, b = shared_sizes(_ours(src, arch, options)), shared_sizes(_ptxas(src, arch, options))
             same += a == b
             if a != b:
@@ -214,7 +244,8 @@ if __name__ == "__main__":
     elif what == "shared":
         shared(int(args[0]), int(args[1]), args[2:])
     elif what == "sharedsize":
-        sharedsize(int(args[0]), int(args[1]), args[2].split(","), ("-c", "-g") if "-g" in args[3:] else ("-c",))
+        sharedsize(int(args[0]), int(args[1]), args[2].split(","), ("-c", "-g") if "-g" in args[3:] else ("-c",),
+                   "typed" in args[3:])
     elif what == "sharedg":
         sharedg(int(args[0]), int(args[1]), args[2:])
     elif what == "fuzz":
