@@ -58,7 +58,7 @@ from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.inline import call_postorder
 from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, debug_shared_names,
-                                handle_references,
+                                handle_references, linked_section_size,
                                 module_shared_variables,
                                 kernel_layout, module_layout,
                                 place_kernel_params, descriptor_size_symbols, DESCRIPTOR_SIZE_SYMBOLS)
@@ -1030,17 +1030,15 @@ def _names_shared_first(fn: ir.Function, windows: dict) -> bool:
 
 def _linked_shared_region(module: ir.Module, kernels: list) -> tuple[int, int] | None:
     """-c: `.nv_debug.shared`'s size and alignment (the module's sized `.shared` variables,
-    then the `.func`s' own, laid out in that order, as ptxas 13.5.37 -c sizes it), or None
+    then the `.func`s' own: `variables.linked_section_size`), or None
     where there are none."""
     sized = [(v.size, v.align) for v in module_shared_variables(module)]
     sized += [(size, align) for k in kernels if not k.is_entry
               for _, align, size, _, where in k.shared_symbols if where == "function"]
     if not sized:
         return None
-    end = 0
-    for size, align in sized:
-        end = align_up(end, align) + size
-    return end, max(align for _, align in sized)
+    align = max(align for _, align in sized)
+    return linked_section_size(sum(size for size, _ in sized), align), align
 
 
 def _debug_window(layout: KernelLayout, fn: ir.Function, windows: dict, reads: dict) -> KernelLayout:

@@ -400,8 +400,8 @@ def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
     module_vars = {v.name: v for v in module.variables if v.space == "shared"}
     # (the section's alignment: `.nv_debug.shared`'s too, which holds the module's and every
     # function's own variables: k1 4 -> 8 beside a `.func`'s `.align 8` own one, ptxas 13.5.37
-    # -c and -c -g, generated modules 303/304/310)
-    symbols, size, align = [], 0, max([4] + [v.align for v in module_shared_variables(module)]
+    # -c and -c -g, generated modules 303/304/310; no floor: `.align 1`/`2` ones alone give 1/2, shared29)
+    symbols, size, align = [], 0, max([1] + [v.align for v in module_shared_variables(module)]
                                       + [v.align for f in module.functions if not f.is_entry
                                          for v in f.locals if v.space == "shared" and not (v.extern or v.size == 0)])
     for v in own:
@@ -412,7 +412,7 @@ def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
         symbols.append((name, 16 if extern else v.align, 0 if extern else v.size,
                         "own" if fn.is_entry else fn.name, where))
         if not extern:
-            size = align_up(size, v.align) + v.size
+            size += v.size
             align = max(align, v.align)
     for n in named:
         v = module_vars.get(n)
@@ -421,28 +421,17 @@ def relocatable_shared(fn: ir.Function, module: ir.Module, reserved_shared: int,
             if v.extern or v.size == 0:
                 symbols.append((n, max(v.align, EXTERN_SHARED_ALIGN), 0, "module", "extern"))
     has_section = fn.is_entry and any(w == "kernel" for *_, w in symbols)
-    if has_section and fn.attributes.get(DEBUG_SHARED_NAMES) is not None and _reaches_extern_shared(fn, module):
-        size = align_up(size, EXTERN_SHARED_ALIGN)      # (-c -g: `k0s0[2]` -> 16 bytes, ptxas 13.5.37)
-    return (size if has_section else None), align, symbols
+    return (linked_section_size(size, align) if has_section else None), align, symbols
 
 
-def _reaches_extern_shared(kernel: ir.Function, module: ir.Module) -> bool:
-    """Whether a function `kernel` calls (directly or not) names an extern `.shared`
-    variable of the module: under -c -g ptxas pads the kernel's own section to 16 then, as
-    -g pads a window before such variables (`debug_shared_layout`)."""
-    functions = {f.name: f for f in module.functions if not f.is_entry}
-    externs = {v.name for v in module.variables if v.space == "shared" and (v.extern or v.size == 0)}
-    seen, work = set(), [n for n in referenced_symbols(kernel) if n in functions]
-    while work:
-        name = work.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        names = referenced_symbols(functions[name])
-        if externs & set(names):
-            return True
-        work += [n for n in names if n in functions]
-    return False
+def linked_section_size(total: int, align: int) -> int:
+    """The size ptxas 13.5.37 -c (and -c -g) gives a shared section the linker lays out
+    (`.nv.shared.<k>`, `.nv_debug.shared`): its variables' sizes summed, without padding
+    between them, plus the section's alignment where that sum is at most the alignment
+    (one `.align 16` 16-byte variable: 32; `.align 4` 4 + `.align 16` 4: 24; 20 + 4, both
+    `.align 16`: 24). Measured on sm_80..120 (branch shared29, `tools.layout_sweeps
+    sharedsize`); the linker places the symbols itself, so only the size changes."""
+    return total + align if total <= align else total
 
 
 def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,

@@ -8,6 +8,11 @@
         module, own and extern variables): tests/test_relocatable_shared.py's comparison
     python -m tools.layout_sweeps sharedg 300 340 sm_89 sm_90
         the same modules under -c -g: tests/test_relocatable_shared_debug.py's comparison
+    python -m tools.layout_sweeps sharedsize 0 100 sm_89,sm_90 [-g] [typed]
+        -c (-c -g) cubins of `sized_shared_module`s (b8 arrays of 1..64 bytes aligned 1..16):
+        the shared sections' (name, size, alignment) and shared symbols' (name, value, size)
+        equal to ptxas's (branch shared29); `typed`: `typed_shared_module`s instead (two `.func`s,
+        .b8..b64 elements)
     python -m tools.layout_sweeps fuzz sm_80 39000000 39000200
         the fuzz generator's programs for an arch that ptxas refuses as a whole (no emulator)
     python -m tools.layout_sweeps fuzzhash 39000000 39000200 sm_80,sm_89 > hashes.json
@@ -111,6 +116,101 @@ def sharedg(first: int, last: int, archs: list[str]) -> None:
         print(f"{arch}: {same}/{last - first} equal; {same_but_sizes}/{last - first} but for shared sections' sizes")
 
 
+def sized_shared_module(seed: int) -> str:
+    """A random module of `.b8` `.shared` arrays of 1..64 bytes aligned 1..16 (branch
+    shared29): module variables (maybe an extern one), a `.visible .func` with its own, 1-3
+    kernels with their own, some calling the function."""
+    r = random.Random(seed)
+
+    def var(n: str) -> str:
+        size = r.randint(1, 64) if r.random() < 0.7 else r.randint(1, 20)
+        return f".shared .align {r.choice((1, 2, 4, 8, 16))} .b8 {n}[{size}];\n"
+
+    out, mod, funcs = [".version 7.8\n.target sm_89\n.address_size 64\n"], [], []
+    for i in range(r.choice((0, 0, 1, 2, 3))):
+        out.append(var(f"m{i}"))
+        mod.append(f"m{i}")
+    if r.random() < 0.3:
+        out.append(f".extern .shared .align {r.choice((4, 8, 16))} .b8 dyn[];\n")
+        mod.append("dyn")
+    if r.random() < 0.5:
+        own = [f"fs{j}" for j in range(r.randint(0, 3))]
+        names = own + r.sample(mod, min(len(mod), r.randint(0, 2)))
+        out.append(".visible .func (.param .b32 r) f(.param .b32 a)\n{\n  .reg .b32 %r<4>;\n"
+                   + "".join("  " + var(v) for v in own) + "  ld.param.b32 %r1, [a];\n"
+                   + "".join(f"  mov.u32 %r2, {v}; st.shared.u8 [%r2], %r1;\n" for v in names)
+                   + "  st.param.b32 [r], %r1;\n  ret;\n}\n")
+        funcs.append("f")
+    for k in range(r.randint(1, 3)):
+        own = [f"k{k}s{j}" for j in range(r.randint(0, 4))]
+        body = "".join("  " + var(v) for v in own)
+        names = own + r.sample(mod, min(len(mod), r.randint(0, 3)))
+        uses = "".join(f"  mov.u32 %r2, {v}; st.shared.u8 [%r2], %r1;\n" for v in r.sample(names, len(names)))
+        call = ("  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a);"
+                " ld.param.b32 %r1, [rr]; }\n" if funcs and r.random() < 0.6 else "")
+        out.append(f".visible .entry k{k}(.param .u64 p)\n{{\n  .reg .b32 %r<4>; .reg .b64 %rd<2>;\n" + body
+                   + "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %tid.x;\n" + uses + call
+                   + "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n")
+    return "".join(out)
+
+
+def typed_shared_module(seed: int) -> str:
+    """Two `.func`s with their own `.shared` variables, module ones and a kernel's own,
+    `.b8/.b16/.b32/.b64` arrays of 1..12 elements aligned at least their element (shared29)."""
+    r = random.Random(seed)
+    width = {"b8": 1, "b16": 2, "b32": 4, "b64": 8}
+
+    def var(name: str) -> str:
+        ty = r.choice(tuple(width))
+        return f".shared .align {max(width[ty], r.choice((1, 2, 4, 8, 16)))} .{ty} {name}[{r.randint(1, 12)}];\n"
+
+    def store(names: list) -> str:
+        return "".join(f"  mov.u32 %r2, {v}; st.shared.u8 [%r2], %r1;\n" for v in names)
+
+    mods = [f"m{i}" for i in range(r.randint(0, 2))]
+    out, calls = [".version 7.8\n.target sm_89\n.address_size 64\n"] + [var(m) for m in mods], ""
+    for f in range(2):
+        own = [f"f{f}s{j}" for j in range(r.randint(1, 3))]
+        out.append(f".visible .func (.param .b32 r) f{f}(.param .b32 a)\n{{\n .reg .b32 %r<4>;\n"
+                   + "".join("  " + var(v) for v in own) + " ld.param.b32 %r1, [a];\n" + store(own + mods)
+                   + " st.param.b32 [r], %r1;\n ret;\n}\n")
+        calls += (f"  {{ .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f{f}, (a);"
+                  " ld.param.b32 %r1, [rr]; }\n")
+    own = [f"ks{j}" for j in range(r.randint(0, 3))]
+    out.append(".visible .entry k0(.param .u64 p)\n{\n .reg .b32 %r<4>;\n" + "".join("  " + var(v) for v in own)
+               + " mov.u32 %r1, %tid.x;\n" + store(own) + calls + " ret;\n}\n")
+    return "".join(out)
+
+
+def shared_sizes(data: bytes) -> dict:
+    """The shared sections' (size, alignment) and the symbols in them (value, size); sm_110's
+    Mercury copies (`.nv.merc.*`, which we do not write) left out."""
+    import io
+    from elftools.elf.elffile import ELFFile
+    elf = ELFFile(io.BytesIO(data))
+    names = [s.name for s in elf.iter_sections()]
+    secs = {s.name: (s["sh_size"], s["sh_addralign"]) for s in elf.iter_sections()
+            if "shared" in s.name and not s.name.startswith((".rel", ".nv.merc."))}   # (Mercury: not ours)
+    syms = sorted((s.name, names[s["st_shndx"]], s["st_value"], s["st_size"])
+                  for s in elf.get_section_by_name(".symtab").iter_symbols()
+                  if isinstance(s["st_shndx"], int) and names[s["st_shndx"]] in secs
+                  and s["st_info"]["type"] != "STT_SECTION")
+    return {"sections": secs, "symbols": syms}
+
+
+def sharedsize(first: int, last: int, archs: list[str], options: tuple = ("-c",), typed: bool = False) -> None:
+    from test_debug_reserved_shared import _ours, _ptxas
+    from test_relocatable import _for
+    for arch in archs:
+        same = 0
+        for seed in range(first, last):
+            src = _for((typed_shared_module if typed else sized_shared_module)(seed), arch)
+            a, b = shared_sizes(_ours(src, arch, options)), shared_sizes(_ptxas(src, arch, options))
+            same += a == b
+            if a != b:
+                print(arch, seed, "differs:", {k: (a[k], b[k]) for k in a if a[k] != b[k]})
+        print(f"{arch} {' '.join(options)}: {same}/{last - first} equal")
+
 def fuzz(arch: str, first: int, last: int) -> None:
     from ptx2sass import oracle
     from ptx2sass.fuzz.campaign import Options, make_program
@@ -143,6 +243,9 @@ if __name__ == "__main__":
         debug(args)
     elif what == "shared":
         shared(int(args[0]), int(args[1]), args[2:])
+    elif what == "sharedsize":
+        sharedsize(int(args[0]), int(args[1]), args[2].split(","), ("-c", "-g") if "-g" in args[3:] else ("-c",),
+                   "typed" in args[3:])
     elif what == "sharedg":
         sharedg(int(args[0]), int(args[1]), args[2:])
     elif what == "fuzz":
