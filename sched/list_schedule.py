@@ -21,6 +21,15 @@ import heapq
 from ptx2sass.encoder.model import Reg
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
+# Global loads count FAR_LOAD cycles (the pre-scheduler's: an L2 hit) in the critical path,
+# not the table's L1 hit (35): with 35, a reduction's add chain outranked every load further
+# ahead than ~35 cycles, so after allocation the loads the pre-scheduler had put 40 ahead
+# drifted down to ~13 ahead of their adds and each DRAM miss stalled the chain (tinygrad
+# sum_uint64__r_16_256, 256 strided 64-bit loads: SM model 10517 cycles; ptxas, 24-30 ahead:
+# 6420; at FAR_LOAD: 5295).
+FAR_LOADS = frozenset({"LDG", "LD"})
+FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
+
 # Instructions that only compute registers from registers and constants.
 PURE = frozenset({
     "IADD3", "IMAD", "LOP3", "SHF", "ISETP", "FSETP", "FADD", "FMUL", "FFMA", "MOV", "SEL",
@@ -198,7 +207,10 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
     def latency(i: int, j: int, r: tuple) -> int:
         p, ins = region[i].ins, region[j].ins
         if lat.is_variable(p.opcode):
-            return lat.variable_latency(p.opcode)      # an estimate, for priority only
+            # an estimate, for priority only; a global load's at FAR_LOAD (below)
+            if p.opcode in FAR_LOADS:
+                return max(lat.variable_latency(p.opcode), FAR_LOAD)
+            return lat.variable_latency(p.opcode)
         guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
         return lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
     succs, npreds = dependences([s.ins for s in region], [(s.reads, s.writes) for s in region], latency,

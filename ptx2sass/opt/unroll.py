@@ -58,6 +58,15 @@ MAX_INSTRUCTIONS = 400
 # (ptxas 160, a loop). Measured with tests/test_unroll_fits_schedule.py's `_barrier_loop`.
 FULL_INSTRUCTIONS = 1000
 FULL_TRIP_INSTRUCTIONS = 76
+# loops of more than MAX_TRIPS whose trip is at most LONG_TRIP_INSTRUCTIONS (here: the header's
+# increment and compare, two phis, an address, one load and an add: a reduction over one
+# input) unroll fully up to LONG_FULL_TRIPS trips. ptxas 13.5 unrolls tinygrad's 256-trip
+# sum_uint64/sum_float64 loop fully, and that loop with its bound changed up to 368 trips
+# (2680 SASS instructions), not at 376 (64 copies per exit test); with two more loads a trip
+# only up to 96 trips (not 112): such trips keep the partial copies. Partially (16 copies),
+# every exit test waited for the copies' loads: SM model 1.88x / 1.40x ptxas's.
+LONG_FULL_TRIPS = 368
+LONG_TRIP_INSTRUCTIONS = 8
 # registers the copies' loads may hold at once: the same limit for loads of 64-bit values
 # (32 copies of a 64-bit sum on sm_90: 3.5x ptxas's SM cycles, 16: below 8's)
 MAX_LOADED_WORDS = 48
@@ -202,14 +211,17 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     back = body if body is not None else h
     runs = _trip_count(h, pre, back, body)
     body_instrs = [] if body is None else [i for i in body.instrs if i.opcode not in ir.TERMINATORS]
+    trip = len(h.instrs) - 1 + len(h.phis) + len(body_instrs)
     if runs is None:
         runs = _trip_count(h, pre, back, body, MAX_SIMULATED)
         if runs is None:
             return False
-        return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
+        if runs - (body is not None) > LONG_FULL_TRIPS or trip > LONG_TRIP_INSTRUCTIONS:
+            return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
-    trip = len(h.instrs) - 1 + len(h.phis) + len(body_instrs)
-    if size > (FULL_INSTRUCTIONS if trip <= FULL_TRIP_INSTRUCTIONS else MAX_INSTRUCTIONS):
+    if runs > MAX_TRIPS:
+        pass                              # a long loop of one-load trips: fully, as ptxas
+    elif size > (FULL_INSTRUCTIONS if trip <= FULL_TRIP_INSTRUCTIONS else MAX_INSTRUCTIONS):
         # too long to unroll fully: copies per exit test instead, as for longer loops
         return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
