@@ -58,15 +58,15 @@ MAX_INSTRUCTIONS = 400
 # (ptxas 160, a loop). Measured with tests/test_unroll_fits_schedule.py's `_barrier_loop`.
 FULL_INSTRUCTIONS = 1000
 FULL_TRIP_INSTRUCTIONS = 76
-# loops of more than MAX_TRIPS whose trip is at most LONG_TRIP_INSTRUCTIONS (here: the header's
-# increment and compare, two phis, an address, one load and an add: a reduction over one
-# input) unroll fully up to LONG_FULL_TRIPS trips. ptxas 13.5 unrolls tinygrad's 256-trip
-# sum_uint64/sum_float64 loop fully, and that loop with its bound changed up to 368 trips
-# (2680 SASS instructions), not at 376 (64 copies per exit test); with two more loads a trip
-# only up to 96 trips (not 112): such trips keep the partial copies. Partially (16 copies),
-# every exit test waited for the copies' loads: SM model 1.88x / 1.40x ptxas's.
-LONG_FULL_TRIPS = 368
-LONG_TRIP_INSTRUCTIONS = 8
+# loops of more than MAX_TRIPS unroll fully where a trip is short: (instructions a trip at most,
+# trips at most). ptxas 13.5 unrolls tinygrad's 256-trip sum_uint64/sum_float64 loop (8 here:
+# the header's increment and compare, two phis, an address, one load and an add) fully, and
+# that loop with its bound changed up to 368 trips (2680 SASS instructions), not at 376 (64
+# copies per exit test); with two more loads and adds a trip (12) up to 96 trips, not at 112.
+# Partially (16 copies), every exit test waited for the copies' loads: SM model 1.88x / 1.40x
+# ptxas's. tinygrad matmul_f32_odd's 65 trips of two loads and an FMA (11) unroll fully under
+# the second pair, as ptxas's do.
+LONG_FULL = ((8, 368), (12, 96))
 # registers the copies' loads may hold at once: the same limit for loads of 64-bit values
 # (32 copies of a 64-bit sum on sm_90: 3.5x ptxas's SM cycles, 16: below 8's)
 MAX_LOADED_WORDS = 48
@@ -216,7 +216,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
         runs = _trip_count(h, pre, back, body, MAX_SIMULATED)
         if runs is None:
             return False
-        if runs - (body is not None) > LONG_FULL_TRIPS or trip > LONG_TRIP_INSTRUCTIONS:
+        if not any(runs - (body is not None) <= most and trip <= size for size, most in LONG_FULL):
             return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
     if runs > MAX_TRIPS:
