@@ -7,7 +7,9 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
-Loops of more than MAX_TRIPS, and those of more than FULL_ONLY_TRIPS too long to unroll fully,
+Loops of more than MAX_TRIPS unroll fully only where their trips are as short as LONG_FULL
+says (ptxas's measured limits). Other loops of more than MAX_TRIPS, and those of more than
+FULL_ONLY_TRIPS too long to unroll fully,
 whose body count is a multiple of one of PARTIAL (the largest that fits) keep their loop but
 run that many copies of the body per exit test (`_unroll_partially`).
 
