@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, register_operands
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
-from ptx2sass.sched.list_schedule import dependences, issue_order
+from ptx2sass.sched.list_schedule import dependences, issue_order, overwrite_latency
 from ptx2sass.sched.pre_schedule import _movable, add_physical, producer_latency
 from ptx2sass.regalloc.loops import block_weights
 
@@ -43,7 +43,8 @@ def _footprint(ins: MInstr, colors: dict[int, int], cls: dict[int, str]) -> tupl
 def _region_order(region: list[tuple[MInstr, list, list]], lat: LatencyModel) -> list[int]:
     def latency(i: int, j: int, r: tuple) -> int:
         return producer_latency(region[i][0], region[j][0], r[0], lat)
-    succs, npreds = dependences([ins for ins, _, _ in region], [(r, w) for _, r, w in region], latency)
+    succs, npreds = dependences([ins for ins, _, _ in region], [(r, w) for _, r, w in region], latency,
+                                lambda i: overwrite_latency(region[i][0], lat))
     n = len(region)
     height = [0] * n
     for i in range(n - 1, -1, -1):

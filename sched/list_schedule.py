@@ -21,6 +21,15 @@ import heapq
 from ptx2sass.encoder.model import Reg
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
+# Global loads count FAR_LOAD cycles (the pre-scheduler's: an L2 hit) in the critical path,
+# not the table's L1 hit (35): with 35, a reduction's add chain outranked every load further
+# ahead than ~35 cycles, so after allocation the loads the pre-scheduler had put 40 ahead
+# drifted down to ~13 ahead of their adds and each DRAM miss stalled the chain (tinygrad
+# sum_uint64__r_16_256, 256 strided 64-bit loads: SM model 10517 cycles; ptxas, 24-30 ahead:
+# 6420; at FAR_LOAD: 5295).
+FAR_LOADS = frozenset({"LDG", "LD"})
+FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
+
 # Instructions that only compute registers from registers and constants.
 PURE = frozenset({
     "IADD3", "IMAD", "LOP3", "SHF", "ISETP", "FSETP", "FADD", "FMUL", "FFMA", "MOV", "SEL",
@@ -128,12 +137,22 @@ class _Pending:
         return wait
 
 
-def dependences(instrs: list, footprints: list[tuple], latency) -> tuple[list, list[int]]:
+def overwrite_latency(producer, lat: LatencyModel) -> int:
+    """Cycles before another write of `producer`'s register may issue. A variable-latency
+    producer's estimate: the second write waits on its scoreboard, so `@p LDG d` then
+    `@!p MOV d, RZ` (the allocator gave a guarded load and its else-value one register)
+    issued back to back stalls there, and every load after them waits too (tinygrad
+    triu_tril: four guarded loads one at a time, 1.46x ptxas's SM cycles). One cycle otherwise."""
+    return lat.variable_latency(producer.opcode) if lat.is_variable(producer.opcode) else 1
+
+
+def dependences(instrs: list, footprints: list[tuple], latency, overwrite=None) -> tuple[list, list[int]]:
     """Successors (index, latency) and predecessor counts of a region's dependence graph over
     registers and memory: a read waits `latency(i, j, register)` after the register's last
-    writer i, a write one cycle after the reads and the write before it, a memory access one
-    cycle after the last access touching one of its spaces. `footprints[j]`: (registers read,
-    registers written) of `instrs[j]`; fixed registers (RZ, PT, ...) order nothing."""
+    writer i, a write one cycle after the reads and `overwrite(i)` (default one) after the
+    write before it, a memory access one cycle after the last access touching one of its
+    spaces. `footprints[j]`: (registers read, registers written) of `instrs[j]`; fixed
+    registers (RZ, PT, ...) order nothing."""
     n = len(instrs)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
@@ -157,7 +176,7 @@ def dependences(instrs: list, footprints: list[tuple], latency) -> tuple[list, l
                 if i != j:
                     edge(i, j, 1)
             if r in last_write:
-                edge(last_write[r], j, 1)
+                edge(last_write[r], j, overwrite(last_write[r]) if overwrite else 1)
         for r in reads:
             reads_since.setdefault(r, []).append(j)
         for r in writes:
@@ -188,10 +207,14 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
     def latency(i: int, j: int, r: tuple) -> int:
         p, ins = region[i].ins, region[j].ins
         if lat.is_variable(p.opcode):
-            return lat.variable_latency(p.opcode)      # an estimate, for priority only
+            # an estimate, for priority only; a global load's at FAR_LOAD (below)
+            if p.opcode in FAR_LOADS:
+                return max(lat.variable_latency(p.opcode), FAR_LOAD)
+            return lat.variable_latency(p.opcode)
         guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
         return lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
-    succs, npreds = dependences([s.ins for s in region], [(s.reads, s.writes) for s in region], latency)
+    succs, npreds = dependences([s.ins for s in region], [(s.reads, s.writes) for s in region], latency,
+                                lambda i: overwrite_latency(region[i].ins, lat))
     if anchored:                         # the block's first instruction stays first
         for j in range(1, n):
             succs[0].append((j, 0))

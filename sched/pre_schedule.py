@@ -28,7 +28,7 @@ from ptx2sass.encoder.model import Imm, Reg, SpecialReg
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
 from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, unit_use_def, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
-from ptx2sass.sched.list_schedule import MEMORY, PURE, issue_order, memory_spaces
+from ptx2sass.sched.list_schedule import FAR_LOAD, FAR_LOADS, MEMORY, PURE, issue_order, memory_spaces
 
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
@@ -39,8 +39,6 @@ PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
 HIGH_PRESSURE = 128          # above this, lower pressure is worth more than latency
 BUDGET_MARGIN = 16           # registers the allocator may need beyond the peak pressure
-FAR_LOADS = frozenset({"LDG", "LD"})
-FAR_LOAD = 200           # cycles a global load counts for in the critical path (an L2 hit)
 CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency order stops
                              # adding registers (an instruction may add several at once)
 # Registers the capped latency order may fill (loads in flight and what they feed) when the

@@ -7,7 +7,9 @@ and folds the induction variable into each address. Unrolling changes nothing a 
 computes: the same instructions run in the same order, the loop branch (uniform: its
 condition depends only on constants) disappears.
 
-Loops of more than MAX_TRIPS, and those of more than FULL_ONLY_TRIPS too long to unroll fully,
+Loops of more than MAX_TRIPS unroll fully only where their trips are as short as LONG_FULL
+says (ptxas's measured limits). Other loops of more than MAX_TRIPS, and those of more than
+FULL_ONLY_TRIPS too long to unroll fully,
 whose body count is a multiple of one of PARTIAL (the largest that fits) keep their loop but
 run that many copies of the body per exit test (`_unroll_partially`).
 
@@ -58,6 +60,15 @@ MAX_INSTRUCTIONS = 400
 # (ptxas 160, a loop). Measured with tests/test_unroll_fits_schedule.py's `_barrier_loop`.
 FULL_INSTRUCTIONS = 1000
 FULL_TRIP_INSTRUCTIONS = 76
+# loops of more than MAX_TRIPS unroll fully where a trip is short: (instructions a trip at most,
+# trips at most). ptxas 13.5 unrolls tinygrad's 256-trip sum_uint64/sum_float64 loop (8 here:
+# the header's increment and compare, two phis, an address, one load and an add) fully, and
+# that loop with its bound changed up to 368 trips (2680 SASS instructions), not at 376 (64
+# copies per exit test); with two more loads and adds a trip (12) up to 96 trips, not at 112.
+# Partially (16 copies), every exit test waited for the copies' loads: SM model 1.88x / 1.40x
+# ptxas's. tinygrad matmul_f32_odd's 65 trips of two loads and an FMA (11) unroll fully under
+# the second pair, as ptxas's do.
+LONG_FULL = ((8, 368), (12, 96))
 # registers the copies' loads may hold at once: the same limit for loads of 64-bit values
 # (32 copies of a 64-bit sum on sm_90: 3.5x ptxas's SM cycles, 16: below 8's)
 MAX_LOADED_WORDS = 48
@@ -202,14 +213,17 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     back = body if body is not None else h
     runs = _trip_count(h, pre, back, body)
     body_instrs = [] if body is None else [i for i in body.instrs if i.opcode not in ir.TERMINATORS]
+    trip = len(h.instrs) - 1 + len(h.phis) + len(body_instrs)
     if runs is None:
         runs = _trip_count(h, pre, back, body, MAX_SIMULATED)
         if runs is None:
             return False
-        return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
+        if not any(runs - (body is not None) <= most and trip <= size for size, most in LONG_FULL):
+            return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
-    trip = len(h.instrs) - 1 + len(h.phis) + len(body_instrs)
-    if size > (FULL_INSTRUCTIONS if trip <= FULL_TRIP_INSTRUCTIONS else MAX_INSTRUCTIONS):
+    if runs > MAX_TRIPS:
+        pass                              # a long loop of one-load trips: fully, as ptxas
+    elif size > (FULL_INSTRUCTIONS if trip <= FULL_TRIP_INSTRUCTIONS else MAX_INSTRUCTIONS):
         # too long to unroll fully: copies per exit test instead, as for longer loops
         return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
     out: list[ir.Instr] = []
