@@ -208,6 +208,8 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
         if facts is not None:
             facts[opcode] = known
     handler, plain, is_vector, releases, reads_clock, prep, tiered = known
+    if opcode in UNKNOWN_MODIFIERS and UNKNOWN_MODIFIERS[opcode].intersection(ins.modifiers):
+        handler, is_vector, prep, tiered = _unsupported, True, None, False
     guard = ins.guard
     if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
         guard = None            # PT: every lane
@@ -234,6 +236,14 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
     else:
         step.run1 = step.run
     return step
+
+
+# Modifiers the decoder reads (nvdisasm prints them) whose meaning the handlers do not know:
+# sm_100/103's bit 76/77 `.XOR` of IMAD, SHF and IADD3 (IMUL.XOR, SHF.XOR, IADD.XOR; ptxas
+# writes none of them). Their opcode's handler would run another instruction (IMUL without
+# the XOR and without c), so such a step faults when executed, as an unknown opcode does.
+UNKNOWN_MODIFIERS: dict[str, frozenset[str]] = {
+    "IMUL": frozenset({"XOR"}), "SHF": frozenset({"XOR"}), "IADD": frozenset({"XOR"})}
 
 
 def _opcode_facts(opcode: str, handlers, prepare, vector) -> tuple:

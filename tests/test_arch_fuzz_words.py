@@ -110,7 +110,9 @@ FILES = (("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.wo
          ("sm_100", "tcgen05_sample_sm100.words"),
          ("sm_90", "gmma_emu_sm90.words"), ("sm_90", "gmma_emu_n_sm90.words"),
          ("sm_100", "utcmma_sm100.words"), ("sm_100", "utcmma_block_scale_sm100.words"),
-         ("sm_120", "campaign24_mufu_f16_imm_sm121.words"), ("sm_121", "campaign24_mufu_f16_imm_sm121.words"))
+         ("sm_120", "campaign24_mufu_f16_imm_sm121.words"), ("sm_121", "campaign24_mufu_f16_imm_sm121.words"),
+         ("sm_100", "soundness29_sm100.words"), ("sm_103", "soundness29_sm100.words"),
+         ("sm_100", "soundness29b_sm100.words"), ("sm_103", "soundness29b_sm100.words"))
 
 
 def _words():

@@ -15,7 +15,8 @@ from tools.isa_soundness import _canonical, normalised, wrong_readings
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
 FILES = {"soundness_turing.words": "sm_75", "soundness_ampere.words": "sm_89",
          "soundness_hopper.words": "sm_90", "soundness_blackwell.words": "sm_120",
-         "soundness_sm100.words": "sm_100", "soundness_sm80.words": "sm_80"}
+         "soundness_sm100.words": "sm_100", "soundness_sm80.words": "sm_80",
+         "soundness29_sm100.words": "sm_100", "soundness29b_sm100.words": "sm_100"}
 
 
 # words the probe learned a form for that an older, looser form still takes first (xfail)
@@ -133,3 +134,53 @@ def test_sm100_xor_words_read_as_each_archs_nvdisasm(arch):
 
 def test_no_wrong_reading_near_sm100_shf():
     assert wrong_readings("sm_100", "SHF") == {}
+
+
+# sm_100's and sm_103's nvdisasm read bit 76 of IMAD as `.XOR` (IMUL.XOR, IMUL.WIDE.XOR.U32),
+# which sm_110's and sm_120's read as plain IMAD: the blackwell table read them as IMAD /
+# IMAD.WIDE on sm_100 (isa_soundness --arch sm_100 --opcode IMAD: 26 wrong readings near 26
+# forms), so the emulator would have run a multiply-add where ptxas's word says otherwise.
+# Expected texts are each arch's nvdisasm's.
+IMUL_XOR_WORDS = SEEDS / "soundness29_sm100.words"
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_110", "sm_120"])
+def test_sm100_imul_xor_words_read_as_each_archs_nvdisasm(arch):
+    words = [int(line.split("#")[0], 16) for line in IMUL_XOR_WORDS.read_text().splitlines()
+             if line.startswith("0x")]
+    texts = disassemble(words, arch)
+    assert len(words) == 26 and all(t is not None for t in texts)
+    assert sum(".XOR" in t for t in texts) == (26 if arch in ("sm_100", "sm_103") else 0)
+    wrong = [(hex(w), t) for w, t in zip(words, texts)
+             if normalised(codec.decode_text(w, arch)) != normalised(_canonical(t))]
+    assert not wrong
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_110"])
+def test_no_wrong_reading_near_blackwell_imad(arch):
+    assert wrong_readings(arch, "IMAD") == {}
+
+
+# sm_100's (and sm_103's, sm_110's) nvdisasm read ISETP's bit 80 as nothing (a 32-bit compare)
+# where sm_120's reads .S64, and I2F.U8 of a UR with its byte selector; sm_100/103 read SEL's
+# neighbours as a four-operand IMNMX.U32 where sm_110/120 print seven. The table read sm_120's
+# meaning on sm_100 (isa_soundness --arch sm_100 --opcode ISETP 6, SEL 2, I2F 2). Expected
+# texts are each arch's nvdisasm's.
+SM100_B_WORDS = SEEDS / "soundness29b_sm100.words"
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_110", "sm_120"])
+def test_sm100_isetp_imnmx_i2f_words_read_as_each_archs_nvdisasm(arch):
+    words = [int(line.split("#")[0], 16) for line in SM100_B_WORDS.read_text().splitlines()
+             if line.startswith("0x")]
+    texts = disassemble(words, arch)
+    assert len(words) == 10 and all(t is not None for t in texts)
+    assert sum(".S64" in t for t in texts) == (6 if arch == "sm_120" else 0)
+    wrong = [(hex(w), t) for w, t in zip(words, texts)
+             if normalised(codec.decode_text(w, arch)) != normalised(_canonical(t))]
+    assert not wrong
+
+
+@pytest.mark.parametrize("opcode", ["ISETP", "SEL", "I2F"])
+def test_no_wrong_reading_near_sm100_isetp_sel_i2f(opcode):
+    assert wrong_readings("sm_100", opcode) == {}
