@@ -287,12 +287,31 @@ _SATURATED_S32 = re.compile(r"^\s*(?:@!?%\w+\s+)?\w+(?:\.\w+)*\.sat\.s32 (%\w+),
 _FLOAT_MINMAX = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:min|max)(?:\.\w+)*\.f32 %\w+, ([^;]*);", re.M)
 
 
+# a definition of a constant ptxas folds: a move of an immediate, or a product with 0
+# (campaign 28's 40001184: `mul.lo.u32 %r3, %r0, 0x0`, then `max.f32 %r4, %r3, %r4`)
+_FOLDED_CONSTANT = re.compile(r"^\s*(?:mov\.[bfsu]32 %\w+, (?:0[fFxX][0-9a-fA-F]+|-?\d+)"
+                              r"|mul\.lo\.[bsu]32 %\w+, %\w+, (?:0x0+|0));")
+_DEFINITION = re.compile(r"^\s*(?:@!?%\w+\s+)?[a-z]\w*(?:\.\w+)* (%\w+),")
+
+
 def minmax_of_saturated_left_out(ptx: str, listing: str) -> bool:
-    """A `min`/`max.f32` of a saturating s32 result and an immediate, and ptxas's listing has
-    no FMNMX with an immediate operand at all (it left that one out)."""
+    """A `min`/`max.f32` of a saturating s32 result and an immediate (or a register whose last
+    definition before it is a constant ptxas folds), and ptxas's listing has no FMNMX with an
+    immediate operand at all (it left that one out)."""
     saturated = set(_SATURATED_S32.findall(ptx))
-    if not any(re.search(re.escape(r) + r"\b", ops) and "0f" in ops.lower()
-               for ops in _FLOAT_MINMAX.findall(ptx) for r in saturated):
+    constant: dict[str, bool] = {}          # register -> its latest definition is a constant
+    found = False
+    for line in ptx.splitlines():
+        m = _FLOAT_MINMAX.match(line)
+        if m:
+            ops = m.group(1)
+            folded = "0f" in ops.lower() or any(
+                is_constant and re.search(re.escape(r) + r"\b", ops) for r, is_constant in constant.items())
+            found |= folded and any(re.search(re.escape(r) + r"\b", ops) for r in saturated)
+        d = _DEFINITION.match(line)
+        if d:
+            constant[d.group(1)] = bool(_FOLDED_CONSTANT.match(line))
+    if not found:
         return False
     return not re.search(r"\bFMNMX(\.\w+)* R\d+, [^,]+, -?(\d|INF|\+INF|QNAN)", listing)
 
