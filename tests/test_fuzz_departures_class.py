@@ -233,6 +233,9 @@ def test_private_atomic_word_without_the_aliased_fp8_mma_is_not_a_departure():
 
 # reduced campaign programs whose first finding is the departure: (file, its rule's name)
 FIRST_FINDING = [
+    # campaign 28 (sm_90), seed 40003608: `cvt.rm.f32.u32` of `abs.s32` of 0x80000000: ours
+    # 2^31, ptxas -2^31 (test_u32_conversion_of_abs_of_int_min_is_two_to_the_31)
+    ("u32_cvt_of_abs_s40003608.ptx", "u32 conversion of an abs.s32 result converts it as signed"),
     # campaign 28 (sm_90), seed 40001184: `max.f32` of an `add.sat.s32` result (0x7fffffff, a
     # NaN) and a register set by `mul.lo.u32 r, x, 0x0`: ptxas folds the max away and keeps
     # the NaN, ours (the manual's max) gives 0.0 (test_max_f32_of_a_saturated_mad_hi_is_the_maximum)

@@ -1558,6 +1558,34 @@ def test_u32_conversion_of_a_sign_extended_byte_is_unsigned():
     assert _run_both(U32_CVT_OF_AN_S8_PARAMETER, [0x3F800005]) == [[0x40A00000], [0x40A00000]]
 
 
+U32_CVT_OF_AN_ABS = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<2>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r1, [%d1];
+    abs.s32 %r2, %r1;
+    cvt.rm.f32.u32 %r3, %r2;
+    st.global.b32 [%d0], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_u32_conversion_of_abs_of_int_min_is_two_to_the_31(arch):
+    """`abs.s32` of 0x80000000 is 0x80000000 (PTX ISA: the most negative value stays), and
+    `cvt.rm.f32.u32` reads it as the unsigned 2^31 (0x4f000000). ptxas 13.5.37 converts the
+    IABS result as signed (`I2F.RM`, no .U32), as if abs were never negative: -2^31
+    (0xcf000000). Other values convert alike. Fuzz seed 40003608 (campaign 28, sm_90)."""
+    ours, theirs = _run_both(U32_CVT_OF_AN_ABS, [0x80000000], arch=arch)
+    assert ours == [0x4F000000]
+    assert theirs == [0xCF000000]
+    assert _run_both(U32_CVT_OF_AN_ABS, [0xFFFFFFF9], arch=arch) == [[0x40E00000], [0x40E00000]]
+
+
 def _bfe_s32(a: int, pos: int, length: int) -> int:
     """PTX ISA, bfe.s32: bits pos.. of a, len of them, sign-extended from the last one
     taken (bit min(pos + len - 1, 31)); pos and len are the low bytes of their operands."""

@@ -631,6 +631,16 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bld(\.\w+)*\.s(8|16) ",),
         r"\bI2F(\.\w+)*\.S(8|16)\b",
         lambda ours, theirs, width: ours != theirs),
+    # `cvt.<rnd>.f(16|32|64).u32` of an `abs.s32` result: ptxas converts the IABS result as
+    # signed (`I2F.RM R, R`, no .U32), so abs(INT_MIN) = 0x80000000 becomes -2^31 where the
+    # manual's u32 is 2^31 (campaign 28, seed 40003608 on sm_90: 0xcf000000 for 0x4f000000).
+    Departure(
+        "u32 conversion of an abs.s32 result converts it as signed",
+        "test_u32_conversion_of_abs_of_int_min_is_two_to_the_31",
+        r"^cvt(\.\w+)*\.f(16|32|64)\.u32$",
+        (r"\babs\.s32 ",),
+        r"\bIABS R(\d+), [^;]+;[\s\S]*?\bI2F(?:\.F(?:16|64))?(?:\.R[MPZN])? R\d+, R\1 ;",
+        lambda ours, theirs, width: ours != theirs),
     # `sad.s16 d, a, b, c` with c an `ld.param.s8` result: ptxas masks the parameter word to
     # its low byte (`LOP3.LUT ..., 0xff`) for the VABSDIFF addend, so a negative byte adds
     # 0x100 more than the sign-extended value (seed 843656; campaign 27, sm_86, 38000021).
