@@ -45,6 +45,16 @@ def debug(archs: list[str]) -> None:
         print(f"{arch}: {sum(same)}/{len(same)} equal")
 
 
+def _kernel(k: int, body: str, uses: str, calls_f: bool) -> str:
+    """Kernel k of the random `.shared` modules: its own variables, stores through the
+    variables it uses, and maybe a call of `f`."""
+    call = ("  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a);"
+            " ld.param.b32 %r1, [rr]; }\n" if calls_f else "")
+    return (f".visible .entry k{k}(.param .u64 p)\n{{\n  .reg .b32 %r<4>; .reg .b64 %rd<2>;\n" + body
+            + "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %tid.x;\n" + uses + call
+            + "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n")
+
+
 def shared_module(seed: int) -> str:
     """A random module of `.shared` variables for -c (1-3 kernels, maybe a called `.func`)."""
     r = random.Random(seed)
@@ -74,11 +84,7 @@ def shared_module(seed: int) -> str:
         names = own[:r.randint(0, len(own))] + r.sample(mod, min(len(mod), r.randint(0, 3)))
         uses = "".join(f"  mov.u32 %r2, {v}; st.shared.u32 [%r2+{4 * r.randint(0, 1)}], %r1;\n"
                        for v in r.sample(names, len(names)))
-        call = ("  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a);"
-                " ld.param.b32 %r1, [rr]; }\n" if funcs and r.random() < 0.6 else "")
-        out.append(f".visible .entry k{k}(.param .u64 p)\n{{\n  .reg .b32 %r<4>; .reg .b64 %rd<2>;\n" + body
-                   + "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %tid.x;\n" + uses + call
-                   + "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n")
+        out.append(_kernel(k, body, uses, bool(funcs) and r.random() < 0.6))
     return "".join(out)
 
 
@@ -146,11 +152,7 @@ def sized_shared_module(seed: int) -> str:
         body = "".join("  " + var(v) for v in own)
         names = own + r.sample(mod, min(len(mod), r.randint(0, 3)))
         uses = "".join(f"  mov.u32 %r2, {v}; st.shared.u8 [%r2], %r1;\n" for v in r.sample(names, len(names)))
-        call = ("  { .param .b32 a; .param .b32 rr; st.param.b32 [a], %r1; call.uni (rr), f, (a);"
-                " ld.param.b32 %r1, [rr]; }\n" if funcs and r.random() < 0.6 else "")
-        out.append(f".visible .entry k{k}(.param .u64 p)\n{{\n  .reg .b32 %r<4>; .reg .b64 %rd<2>;\n" + body
-                   + "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %tid.x;\n" + uses + call
-                   + "  st.global.u32 [%rd1], %r1;\n  ret;\n}\n")
+        out.append(_kernel(k, body, uses, bool(funcs) and r.random() < 0.6))
     return "".join(out)
 
 
