@@ -48,6 +48,9 @@ DYNAMIC_STACK_OPCODES = frozenset({"alloca", "stacksave", "stackrestore"})
 NOUNROLL = "nounroll"       # the one `.pragma` string that changes code (PTX ISA, `.pragma`)
 SPACES = (".global", ".shared", ".local", ".const", ".param", ".tex", ".shared::cta",
           ".shared::cluster", ".param::entry", ".param::func")
+# Accesses whose `.shared::cluster` space stays distinct from `.shared` (ptxas reaches it
+# through the generic window, since the address may name another CTA of the cluster).
+CLUSTER_ACCESS_OPCODES = frozenset({"ld", "st", "atom", "red"})
 MEMORY_OPCODES = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "cvta", "isspacep",
                             "cp", "multimem", "ld.global.nc"})
 
@@ -1062,6 +1065,8 @@ _SHAPES: dict = {}
 def _shape(opcode: str, mods: tuple) -> tuple:
     types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
     space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
+    if opcode in CLUSTER_ACCESS_OPCODES and ".shared::cluster" in mods and ".async" not in mods:
+        space = "shared::cluster"       # another CTA's shared memory too: not `.shared`'s window
     rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
     if opcode == "fence":     # fence.proxy.async.shared::cta/::cluster fence differently
         rest += tuple(m[1:] for m in mods if m in SPACES)

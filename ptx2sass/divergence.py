@@ -26,7 +26,7 @@ DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask", "%clock", "%globaltimer", 
 UNIFORM_SPACES = ("param", "const")
 # Spaces every lane of a warp sees alike (not `.local`, nor a generic address, which may be
 # local): a load there from a uniform address reads one value (`loads_by_address`)
-SHARED_SPACES = ("global", "shared")
+SHARED_SPACES = ("global", "shared", "shared::cluster")
 ALWAYS_DIVERGENT = {"atom", "shfl", "match", "mma", "wmma", "ldmatrix", "call", "tex", "tld4",
                     "suld", "cp", "mbarrier", "prmt_lane"}
 # Warp-wide results: the same in every lane that computes them (a phi or a loop exit

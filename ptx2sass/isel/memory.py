@@ -191,19 +191,30 @@ class MemorySelection:
 
     def shared_rank(self) -> VOp:
         """A register holding SR_CgaCtaId << 24, computed once at the function's start (see
-        `place_shared_rank`)."""
+        `place_entry_values`)."""
         if getattr(self, "_shared_rank", None) is None:
             self._shared_rank = VOp(self.mf.new_vreg())
         return self._shared_rank
 
-    def place_shared_rank(self) -> None:
-        """Put the computation of `shared_rank` first in the entry block, if anything used it."""
+    def shared_window_high(self) -> VOp:
+        """A register holding SR_SWINHI, the shared window's high word in the generic space,
+        read once at the function's start (see `place_entry_values`; ptxas reads it once)."""
+        if getattr(self, "_window_high", None) is None:
+            self._window_high = VOp(self.mf.new_vreg())
+        return self._window_high
+
+    def place_entry_values(self) -> None:
+        """Put the computations of `shared_rank` and `shared_window_high` first in the entry
+        block, where anything used them."""
+        entry = self.mf.blocks[0]
+        high = getattr(self, "_window_high", None)
+        if high is not None:
+            entry.instrs[:0] = [MInstr("S2R", (), [high, SpecialReg("SR_SWINHI")], 1)]
         rank = getattr(self, "_shared_rank", None)
         if rank is None:
             return
         self.mf.shared_addresses = True
         t = VOp(self.mf.new_vreg())
-        entry = self.mf.blocks[0]
         entry.instrs[:0] = [
             MInstr("S2R", (), [t, SpecialReg("SR_CgaCtaId")], 1),
             MInstr("SHF", ("L", "U32"), [rank, t, Imm(self.CLUSTER_RANK_SHIFT), RZ], 1)]
@@ -315,6 +326,8 @@ class MemorySelection:
     def memory_operand(self, addr, space: str) -> VMem:
         if not isinstance(addr, ir.Address):
             raise self.unsupported(f"address operand {addr!r}")
+        if space == "shared::cluster":
+            return self.cluster_window_address(addr)
         wide = space in ("global", "generic")
         base = addr.base
         if isinstance(base, ir.Value):
@@ -333,6 +346,30 @@ class MemorySelection:
             reg, off = self.window_location(p, base.offset + addr.offset)
             return VMem(RZ if reg is None and not off else reg, off, wide=False)
         raise self.unsupported(f"`{self.ins.opcode}.{space}` of the .{p.space} variable `{base.name}`")
+
+    def cluster_window_address(self, addr) -> VMem:
+        """A `.shared::cluster` access's address in the generic space: the 32-bit cluster
+        address under SR_SWINHI, `[R.64+imm]` (LDS/STS/ATOMS reach only the CTA's own shared
+        memory; ptxas 13.5 makes every such access a generic LD/ST/ATOM through this pair)."""
+        if not self.arch.cluster_shared_addresses:
+            raise self.unsupported(f"`{self.ins.opcode}.shared::cluster` on {self.arch.name}")
+        offset = addr.offset
+        if isinstance(addr.base, ir.Value):
+            key = (self.current.name, addr.base.id)
+        elif isinstance(addr.base, ir.Symbol) or addr.base is None:
+            key, offset = None, 0
+        else:
+            raise self.unsupported(f"address operand {addr!r}")
+        pairs = self.__dict__.setdefault("_cluster_pairs", {})    # one pair a base and block
+        pair = pairs.get(key)
+        if pair is None or self.guard is not None:
+            low = self.reg_part(addr.base) if key else self.cluster_address_reg(addr)
+            pair = self.new_pair()
+            self.move(VOp(pair.reg, 0), low)
+            self.move(VOp(pair.reg, 1), self.shared_window_high())
+            if key and self.guard is None:
+                pairs[key] = pair
+        return VMem(pair, offset, wide=True, suffix64=False, described=False)
 
     def near_offset(self, mem: VMem) -> VMem:
         """An offset beyond the immediate's reach is added to the base first."""
@@ -434,6 +471,7 @@ class MemorySelection:
             self.fences(acquire_fences(scope))
 
     MEMORY_OPS = {"global": ("LDG", "STG", True), "generic": ("LD", "ST", True),
+                  "shared::cluster": ("LD", "ST", True),
                   "shared": ("LDS", "STS", False), "local": ("LDL", "STL", False)}
     # Vector accesses move whole 8..128-bit words: the size modifier of each width.
     WORD_SIZE = {8: ("U8",), 16: ("U16",), 32: (), 64: ("64",), 128: ("128",)}
@@ -1434,7 +1472,8 @@ class MemorySelection:
         own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
         self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
         first = VOp(self.mf.new_vreg())
-        load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared": ("LDS", ())}[space]
+        load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared::cluster": ("LD", ("E",)),
+                "shared": ("LDS", ())}[space]
         if space == "shared" and sem in ("release", "acq_rel"):
             self.fences(release_fences(scope))     # once, before the loop (ptxas: no acquire side)
         self.emit(load[0], load[1], [first, at])
@@ -1538,7 +1577,7 @@ class MemorySelection:
         op = next((m for m in ins.modifiers if m in self.ATOM_OPS), None)
         ty = ins.type
         space = self.access_space(ins)
-        if op is None or space not in ("global", "generic", "shared"):
+        if op is None or space not in ("global", "generic", "shared", "shared::cluster"):
             raise self.unsupported(f"`{ins.opcode}.{space}.{'.'.join(ins.modifiers)}.{ty}`")
         if op == "cas" and d is None:
             raise self.unsupported("`red.cas`")
@@ -1560,7 +1599,7 @@ class MemorySelection:
             mem = self.address(ins.srcs[0], "shared")
             self.emit("ATOMS", ("POPC", "INC", "32"), [RZ, replace(mem, uniform_zero=True)])
             return
-        fallbacks = space == "generic" and (op, ty) in self.SHARED_CAS_LOOP
+        fallbacks = space in ("generic", "shared::cluster") and (op, ty) in self.SHARED_CAS_LOOP
         combine = None if fallbacks else warp_combination(self, ins, op, ty, d, sem, sources)
         if combine is not None:     # one lane does the warp's update (isel/warp_aggregated_atomics.py)
             data = [VOp(self.mf.new_vreg())]
@@ -1700,13 +1739,17 @@ class MemorySelection:
         decides at run time from the driver's cluster-launch word (`driver_cbank`
         "cluster_launch", 1 in a cluster launch): there UCGABAR_ARV (after the release
         fences) / UCGABAR_WAIT (then the acquire's CCTL.IVALL); otherwise the CTA is its own
-        cluster: arrive does nothing and wait is BAR.SYNC 0."""
+        cluster: arrive does nothing and wait is BAR.SYNC 0. A kernel declared
+        `.explicitcluster` is always launched as a cluster: no test (as ptxas)."""
         mods = [m for m in ins.modifiers if m not in ("cluster", "aligned")]
         at = dict(self.arch.driver_cbank or ()).get("cluster_launch")
         if at is None or self.guard is not None or not mods or mods[0] not in ("arrive", "wait") or \
                 [m for m in mods[1:] if m not in ("release", "relaxed", "acquire")]:
             raise self.unsupported(f"`barrier.{'.'.join(ins.modifiers)}`")
         arrive = mods[0] == "arrive"
+        if self.fn.is_entry and "explicitcluster" in self.fn.attributes:
+            self.cluster_barrier_op(arrive, mods)
+            return
         flag, cluster = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg("P"))
         self.emit("LDC", (), [flag, ConstRef(0, at)])
         self.emit("ISETP", ("EQ", "U32", "AND"), [cluster, PT, flag, Imm(1), PT], ndefs=2)
@@ -1720,6 +1763,15 @@ class MemorySelection:
         skip = MInstr("BRA", (), [None], 0, VOp(cluster.reg, inv=True), self.line)
         self.out.append(skip)
         self.start_block("cga_barrier")
+        self.cluster_barrier_op(arrive, mods)
+        join = self.start_block("cga_barrier_done")
+        skip.operands[0] = Label(join.name)
+        start.succs.insert(0, join)
+        join.preds.append(start)
+
+    def cluster_barrier_op(self, arrive: bool, mods) -> None:
+        """A cluster launch's barrier.cluster: UCGABAR_ARV after the release fences, or
+        UCGABAR_WAIT and the acquire's CCTL.IVALL."""
         if arrive:
             if "relaxed" not in mods:
                 self.fences(release_fences("GPU"))
@@ -1727,10 +1779,6 @@ class MemorySelection:
         else:
             self.emit("UCGABAR_WAIT", (), [], ndefs=0)
             self.fences(acquire_fences("GPU"))
-        join = self.start_block("cga_barrier_done")
-        skip.operands[0] = Label(join.name)
-        start.succs.insert(0, join)
-        join.preds.append(start)
 
     def sel_bar_warp(self, ins):
         """`bar.warp.sync mask`: WARPSYNC (ptxas leaves a NOP where it knows the warp is

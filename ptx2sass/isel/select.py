@@ -368,7 +368,7 @@ class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArit
         if not self.fn.is_entry:
             self.end_function()                  # isel/calls.py
         self.place_loop_groups(loop_groups)
-        self.place_shared_rank()                 # isel/memory.py
+        self.place_entry_values()                # isel/memory.py
         self.drop_unread_param_moves()
         if {1, 2} <= self.mf.tmem_cta_groups:     # ptxas's function-wide check (no line)
             raise CompileError(f"Function '{self.fn.name}' uses single CTA(.cta_group::1) and CTA pair "
