@@ -382,6 +382,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 texmode_independent: bool = False, local_functions: set[str] = frozenset(),
                 variable_order: list[str] = (), weak: set[str] = frozenset(),
                 weak_functions: set[str] = frozenset(),
+                function_aliases: dict[str, str] | None = None,
                 module_shared: list[tuple[str, int, int, bool]] = ()) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
@@ -429,6 +430,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     ptxas -g lists module `.shared` symbols among the `.global` ones in that order.
     `weak`: those of the `visible` variables bound WEAK (the `.weak` ones).
     `weak_functions`: the `.weak` kernels and functions, whose symbols are WEAK.
+    `function_aliases`: `.alias a, b` (a -> b); relocatable output names each alias as a
+    global function symbol at its target's start, size 0, after the others (ptxas 13.5).
     `module_shared` (relocatable output): the module's `.shared` variables (name, size,
     alignment, extern) in declaration order; with `Kernel.shared_symbols` naming each
     function's own (value: the alignment) and the extern ones, ptxas -c's CUDA objects the
@@ -799,6 +802,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 extern_sym[name] = len(syms) - 1
     if relocatable:     # (a module of functions only: its extern shared variables last)
         syms.extend(shared_groups.pop("extern", {}).values())
+        for alias, target in (function_aliases or {}).items():
+            if target in func_sym:
+                syms.append(Symbol(alias, 0, 0, STT_FUNC, STB_GLOBAL, section=f".text.{target}"))
     if hopper:
         for k in file_order:
             if k.is_entry and k.name not in const0_sym:

@@ -961,6 +961,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                      or fn.attributes.get(abi.LOCAL_ENTRY)},
                                     weak_functions={fn.name for fn in module.functions
                                                     if fn.attributes.get(abi.WEAK_FUNCTION)},
+                                    function_aliases=module.function_aliases,
                                     prototypes={e.name: abi.prototype_string(e) for e in
                                                 sorted(externs.values(), key=_declared_at)
                                                 if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
@@ -1334,9 +1335,12 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     the `.visible .func`s other units may call, which stay functions of their own; with
     `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
     through the link-time convention and given a text section of its own."""
+    from ptx2sass.aliases import function_aliases, resolve_aliases
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.guard_branches import branch_around_expanded_guards
     from ptx2sass.inline import inline_calls, linkable_functions, unreferenced_local_functions
+    aliases = function_aliases(module)
+    module = resolve_aliases(module)
     local = set()
     declared: dict[str, int] = {}
     weak, local_entries = set(), set()
@@ -1362,6 +1366,7 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
     if module.has_calls() or linkable:
         module = inline_calls(module, linkable=linkable)
     out = lower_module(branch_around_expanded_guards(module))
+    out.function_aliases = aliases
     for fn in out.externs:
         fn.attributes[abi.DECLARED_AT] = declared[fn.name]
     for fn in out.functions:

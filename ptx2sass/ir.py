@@ -201,6 +201,7 @@ class Module:
     # and result types; no blocks
     externs: list[Function] = field(default_factory=list)
     texmode_independent: bool = False    # `.target ..., texmode_independent`
+    function_aliases: dict[str, str] = field(default_factory=dict)   # `.alias a, b`: a -> b
 
 
 def setmaxnreg_counts(fn: Function, kind: str) -> list[int]:
