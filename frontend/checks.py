@@ -280,6 +280,10 @@ class Checker:
                 # ptxas names the unknown symbols of a function after its other errors
                 self.errors += self.symbol_errors
                 self.symbol_errors.clear()
+            elif type(item) is ast.Function and item.return_params \
+                    and any(d.name == ".noreturn" for d in item.directives):
+                # a prototype too (at its own line; ptxas says so before any link check)
+                self.error(f"Invalid directive '.noreturn' for function '{item.name}'", item)
 
     def check_arch(self):
         """`.target` against -arch: ptxas decides this once the module is error-free."""

@@ -133,6 +133,8 @@ CASES: dict[str, str] = {
     "called_extern_unresolved": FUNC_F + ".extern .func g(.param .b32 x);\n"
                                 + kernel_calling("call g, (a0);")[len(HEADER):],
     "declared_func_never_defined": HEADER + ".func f() .noreturn;\n",
+    "noreturn_prototype_with_result": HEADER + ".visible .func (.param .b32 r) f1(.param .b32 a) .noreturn;\n"
+                                      ".visible .entry k()\n{\nret;\n}\n",
     "perf_directive_on_declaration": HEADER + ".visible .entry k() .maxnreg 32;\n",
     "maxntid_zero": HEADER + ".visible .entry k()\n.maxntid 0\n\n\n.minnctapersm 1\n{\nret;\n}\n",
     "maxntid_four_values": HEADER + ".visible .entry k()\n.maxntid 1,2,3,4\n{\nret;\n}\n",
