@@ -141,6 +141,90 @@ def _encodable(arch: str, opcode: str, modifiers: tuple, shape: tuple, scale: st
         return False
 
 
+def encodes_uniform_term(arch: str, ins: MInstr, index: int, with_base: bool = True) -> bool:
+    """Whether the arch's table encodes shared access `ins` with operand `index` an address
+    that adds a uniform register (`[R8+UR8+0x10]`, or `[UR8+0x10]` without `with_base`)."""
+    ops = []
+    for k, op in enumerate(ins.operands):
+        if k == index:
+            ops.append(Mem(base=Reg("R", 8) if with_base else None, ubase=Reg("UR", 8), offset=0x10))
+        elif isinstance(op, VOp):
+            ops.append(Reg(op.reg.cls if op.reg.cls in ("P", "UP", "UR") else "R", 4 if op.reg.cls in ("R", "UR") else 0))
+        elif isinstance(op, VMem):
+            return False
+        else:
+            ops.append(op)
+    return _encodes(arch, ins.opcode, tuple(ins.modifiers), tuple(ops))
+
+
+@functools.cache
+def _encodes(arch: str, opcode: str, modifiers: tuple, ops: tuple) -> bool:
+    from ptx2sass.encoder import codec
+    try:
+        codec.encode(Instruction(opcode, modifiers, ops), arch, 0, [])
+        return True
+    except Exception:       # no such form in the arch's table
+        return False
+
+
+def _uniform_term(defs: "_Defs", base: VOp) -> tuple[VOp, VOp, int] | None:
+    """(register, uniform register, constant) when `base` is written once by a plain IADD3
+    of one general register, one uniform register and constants."""
+    d = defs.of(base)
+    if d is None or d.opcode != "IADD3" or d.modifiers or len(d.operands) != 4:
+        return None
+    regs, urs, total = [], [], 0
+    for op in d.operands[1:]:
+        c = defs.constant(op)
+        if c is not None:
+            total += c
+        elif _whole(op):
+            regs.append(op)
+        elif isinstance(op, VOp) and op.reg.cls == "UR" and op.reg.width == 1 and op.part is None \
+                and not (op.neg or op.abs or op.inv or op.suffix):
+            urs.append(op)
+        else:
+            return None
+    if len(regs) != 1 or len(urs) != 1:
+        return None
+    return regs[0], urs[0], _signed(total)
+
+
+def fold_uniform_shared_terms(mf: MFunction) -> int:
+    """`[b+o]` of LDS/STS/ATOMS, b written once by `IADD3 b, x, UR, c`, as `[x+UR+o+c]`
+    (ptxas's `LDS.U8 R49, [R32+UR8+0x660]` on sm_90/100/120: the CTA's window base stays in
+    a UR, each lane's offset in an R), where `Target.shared_uniform_address_term` and the
+    table encodes the form. Run after the uniform pass made the window base a UR; the adds
+    nothing reads any more are removed. The UR's value is the same in every lane and its
+    single write dominates the add, so reading it at the access reads the same value."""
+    target = mf.target
+    if target is None or not getattr(target, "shared_uniform_address_term", False):
+        return 0
+    arch = target.name
+    defs = _Defs(mf)
+    folded = 0
+    replaced: set[int] = set()
+    for b in mf.blocks:
+        for ins in b.instrs:
+            if ins.opcode not in ACCESSES:
+                continue
+            for i, mem in enumerate(ins.operands):
+                if not (isinstance(mem, VMem) and not mem.wide and _whole(mem.base)
+                        and mem.ubase is None and not mem.uniform_zero):
+                    continue
+                term = _uniform_term(defs, mem.base)
+                if term is None or not -OFFSET_LIMIT <= mem.offset + term[2] < OFFSET_LIMIT \
+                        or not encodes_uniform_term(arch, ins, i):
+                    continue
+                ins.operands[i] = VMem(term[0], mem.offset + term[2], wide=False, suffix64=mem.suffix64,
+                                       ubase=term[1])
+                replaced.add(mem.base.reg.id)
+                folded += 1
+    if folded:
+        _remove_unread(mf, defs, replaced)
+    return folded
+
+
 def _shape(ins: MInstr) -> tuple:
     out = []
     for op in ins.operands:
