@@ -24,6 +24,8 @@ from ptx2sass.isel.common import register_counts
 from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
 
 ACCESSES = frozenset({"LDS", "STS", "ATOMS"})
+# accesses whose address may add a uniform register (ptxas: `LDSM.16.M88.4 R12, [R0+UR5+0x400]`)
+UNIFORM_TERM_ACCESSES = ACCESSES | {"LDSM", "STSM"}
 SCALES = {2: "X4", 3: "X8", 4: "X16"}
 OFFSET_LIMIT = 1 << 23          # the access's signed 24-bit immediate
 PURE = frozenset({"IADD3", "SHF", "IMAD", "MOV"})
@@ -206,7 +208,7 @@ def fold_uniform_shared_terms(mf: MFunction) -> int:
     replaced: set[int] = set()
     for b in mf.blocks:
         for ins in b.instrs:
-            if ins.opcode not in ACCESSES:
+            if ins.opcode not in UNIFORM_TERM_ACCESSES:
                 continue
             for i, mem in enumerate(ins.operands):
                 if not (isinstance(mem, VMem) and not mem.wide and _whole(mem.base)

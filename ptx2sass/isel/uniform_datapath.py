@@ -53,7 +53,7 @@ UNIFORM_SPECIALS = ("SR_CTAID.",)
 # ... and where `Target.uniform_cga_rank`, the CTA's rank in its cluster (a shared window base)
 CGA_RANK = ("SR_CgaCtaId",)
 # shared-memory accesses whose address may add a UR (`Target.shared_uniform_address_term`)
-SHARED_ACCESSES = frozenset({"LDS", "STS", "ATOMS"})
+from ptx2sass.isel.shared_addresses import UNIFORM_TERM_ACCESSES as SHARED_ACCESSES  # noqa: E402
 URZ, UPT = Reg("UR", 255), Reg("UP", 7)
 # ir.Function attribute: True turns the pass on for that function (the hidden
 # --uniform-datapath option sets it on every function; default Target.uniform_datapath_default:
