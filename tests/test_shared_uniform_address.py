@@ -109,3 +109,51 @@ def test_shared_window_base_is_a_uniform_address_term(arch):
     got, want = _launch(ours, src), _launch(ref.output, src)
     assert got.tobytes() == want.tobytes()
     assert np.array_equal(got, _expected(src))
+
+
+BROADCAST = """.version 8.8
+.target {arch}
+.address_size 64
+.shared .align 16 .b8 smem[1024];
+.visible .entry k(.param .u64 src, .param .u64 dst)
+{{
+.reg .b32 %r<40>; .reg .b64 %rd<16>; .reg .pred %p<3>;
+ld.param.u64 %rd1, [src];
+ld.param.u64 %rd2, [dst];
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, %ctaid.x;
+shl.b32 %r3, %r2, 6;
+add.s32 %r4, %r3, %r1;
+mul.wide.u32 %rd3, %r4, 4;
+add.s64 %rd4, %rd1, %rd3;
+ld.global.u32 %r5, [%rd4];
+setp.eq.s32 %p1, %r1, 5;
+@%p1 st.shared.u32 [smem+16], %r5;
+bar.sync 0;
+ld.shared.u32 %r6, [smem+16];
+add.s32 %r7, %r6, %r5;
+add.s64 %rd6, %rd2, %rd3;
+st.global.u32 [%rd6], %r7;
+ret;
+}}
+"""
+UR_ONLY = re.compile(r"\[UR\d+(\+0x[0-9a-f]+)?\]")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_shared_variable_read_through_a_uniform_address(arch):
+    """`ld.shared [smem+16]`: ptxas's `LDS R7, [UR4+0x10]`, no general register for the address."""
+    ptx = BROADCAST.format(arch=arch)
+    ref = oracle.ptxas(ptx, arch)
+    assert ref.ok, ref.stderr
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, {}, filename="k.ptx")[0]
+    theirs_ops, ours_ops = _ops(ref.output), _ops(ours)
+    for ops in (theirs_ops, ours_ops):
+        assert sum(bool(re.match(r"(@!?P\d )?(LDS|STS) ", o)) and bool(UR_ONLY.search(o)) for o in ops) == 2, ops
+    (k_ours,), (k_ref,) = read_cubin(ours).kernels, read_cubin(ref.output).kernels
+    assert k_ours.regcount <= k_ref.regcount, (k_ours.regcount, k_ref.regcount)
+    src = np.random.default_rng(31).integers(0, 1 << 32, GRID * BLOCK, dtype=np.uint64).astype(np.uint32)
+    got, want = _launch(ours, src), _launch(ref.output, src)
+    assert got.tobytes() == want.tobytes()
+    rows = src.reshape(GRID, BLOCK)
+    assert np.array_equal(got.reshape(GRID, BLOCK), (rows + rows[:, 5:6]) & 0xFFFFFFFF)
