@@ -14,7 +14,10 @@ ptxas folds a shift of any register so, not only of known-small indices). Regist
 once hold one value wherever they are read (their single definition dominates their uses),
 so reading s or r at the access instead of b reads the same values. Only forms the
 target's table encodes are written (probed once per form); the adds and shifts nothing
-reads any more are removed."""
+reads any more are removed.
+
+After the uniform pass, `fold_uniform_shared_terms` puts a uniform window base that a
+plain IADD3 adds to a lane's offset into the access's UR term (`[R+UR+o]`, sm_90+)."""
 from __future__ import annotations
 
 import functools

@@ -24,6 +24,12 @@ allocation. A virtual register becomes uniform (class "UR", or "UP" for a predic
   guards, addresses and constant-bank indices take general registers, and a copy into a
   general register would cost a `MOV R, UR` where coalescing made it free, so such
   readers keep the value vector (codegen still lowers UR/UP copies of either direction).
+  Except where `Target.shared_uniform_address_term` (sm_90+): a shared access whose whole
+  32-bit base is the value reads it as its address's UR term (`LDS R7, [UR4+0x10]`), and
+  an IADD3 adding it to a lane's offset that only shared accesses read counts as a uniform
+  reader (isel/shared_addresses.py `fold_uniform_shared_terms` turns it into `[R+UR+o]`,
+  ptxas's form); the window base itself starts with `S2UR SR_CgaCtaId`
+  (`Target.uniform_cga_rank`).
 The largest set with these properties is found by removing what breaks them until nothing
 changes (a loop counter and its increment stay together).
 
