@@ -50,12 +50,18 @@ class _Defs:
     def __init__(self, mf: MFunction):
         self.reads, writes = register_counts(mf)
         self.single: dict[int, MInstr] = {}
+        self.single_uniform: set[int] = set()      # URs written once, unguarded
         for b in mf.blocks:
             for ins in b.instrs:
                 if ins.ndefs == 1 and ins.guard is None and _whole(ins.operands[0]) \
                         and writes.get(ins.operands[0].reg.id) == 1 \
                         and ins.operands[0].reg.id not in mf.precolored:
                     self.single[ins.operands[0].reg.id] = ins
+                d = ins.operands[0] if ins.ndefs == 1 and ins.operands else None
+                if isinstance(d, VOp) and d.reg.cls == "UR" and d.reg.width == 1 and d.part is None \
+                        and ins.guard is None and writes.get(d.reg.id) == 1 \
+                        and d.reg.id not in mf.precolored:
+                    self.single_uniform.add(d.reg.id)
 
     def of(self, op) -> MInstr | None:
         return self.single.get(op.reg.id) if _whole(op) else None
@@ -172,9 +178,15 @@ def _encodes(arch: str, opcode: str, modifiers: tuple, ops: tuple) -> bool:
         return False
 
 
-def _uniform_term(defs: "_Defs", base: VOp) -> tuple[VOp, VOp, int] | None:
+def _uniform_term(defs: "_Defs", base: VOp, depth: int = 3) -> tuple[VOp, VOp, int] | None:
     """(register, uniform register, constant) when `base` is written once by a plain IADD3
-    of one general register, one uniform register and constants."""
+    of one general register, one uniform register and constants, or by one of a general
+    register and constants whose register is so written (ptxas's `LDSM [R0+UR5+0x400]` for
+    a second buffer `b + 0x400`, b the first's `lane + window`)."""
+    split = _split_add(defs, base)
+    if split is not None and depth > 0:
+        inner = _uniform_term(defs, split[0], depth - 1)
+        return None if inner is None else (inner[0], inner[1], _signed(inner[2] + split[1]))
     d = defs.of(base)
     if d is None or d.opcode != "IADD3" or d.modifiers or len(d.operands) != 4:
         return None
@@ -186,11 +198,13 @@ def _uniform_term(defs: "_Defs", base: VOp) -> tuple[VOp, VOp, int] | None:
         elif _whole(op):
             regs.append(op)
         elif isinstance(op, VOp) and op.reg.cls == "UR" and op.reg.width == 1 and op.part is None \
-                and not (op.neg or op.abs or op.inv or op.suffix):
+                and not (op.neg or op.abs or op.inv or op.suffix) and op.reg.id in defs.single_uniform:
+            # (written once: its one write dominates the add, and so the access, and nothing
+            # changes it between; a loop-carried UR, a pipeline stage's base, is not read so)
             urs.append(op)
         else:
             return None
-    if len(regs) != 1 or len(urs) != 1:
+    if len(regs) != 1 or len(urs) != 1 or defs.of(regs[0]) is None:
         return None
     return regs[0], urs[0], _signed(total)
 
@@ -200,8 +214,8 @@ def fold_uniform_shared_terms(mf: MFunction) -> int:
     (ptxas's `LDS.U8 R49, [R32+UR8+0x660]` on sm_90/100/120: the CTA's window base stays in
     a UR, each lane's offset in an R), where `Target.shared_uniform_address_term` and the
     table encodes the form. Run after the uniform pass made the window base a UR; the adds
-    nothing reads any more are removed. The UR's value is the same in every lane and its
-    single write dominates the add, so reading it at the access reads the same value."""
+    nothing reads any more are removed. x and the UR are each written once, unguarded, so
+    their writes dominate the add and so the access: reading them there reads the same values."""
     target = mf.target
     if target is None or not getattr(target, "shared_uniform_address_term", False):
         return 0
