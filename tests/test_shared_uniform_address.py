@@ -157,3 +157,72 @@ def test_shared_variable_read_through_a_uniform_address(arch):
     assert got.tobytes() == want.tobytes()
     rows = src.reshape(GRID, BLOCK)
     assert np.array_equal(got.reshape(GRID, BLOCK), (rows + rows[:, 5:6]) & 0xFFFFFFFF)
+
+
+
+LDMATRIX = """.version 8.8
+.target {arch}
+.address_size 64
+.shared .align 16 .b8 smem[4096];
+.visible .entry k(.param .u64 src, .param .u64 dst)
+{{
+.reg .b32 %r<60>; .reg .b64 %rd<16>;
+ld.param.u64 %rd1, [src];
+ld.param.u64 %rd2, [dst];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 16;
+add.s64 %rd4, %rd1, %rd3;
+mov.u32 %r9, smem;
+shl.b32 %r10, %r1, 4;
+add.s32 %r11, %r9, %r10;
+ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd4];
+st.shared.v4.u32 [%r11], {{%r2, %r3, %r4, %r5}};
+ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd4+512];
+st.shared.v4.u32 [%r11+512], {{%r2, %r3, %r4, %r5}};
+ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd4+1024];
+st.shared.v4.u32 [%r11+1024], {{%r2, %r3, %r4, %r5}};
+ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd4+1536];
+st.shared.v4.u32 [%r11+1536], {{%r2, %r3, %r4, %r5}};
+bar.sync 0;
+and.b32 %r12, %r1, 15;
+shl.b32 %r13, %r12, 5;
+shr.u32 %r14, %r1, 4;
+shl.b32 %r15, %r14, 4;
+xor.b32 %r16, %r13, %r15;
+add.s32 %r17, %r9, %r16;
+ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%r20, %r21, %r22, %r23}}, [%r17];
+add.s32 %r18, %r17, 1024;
+ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%r24, %r25, %r26, %r27}}, [%r18];
+add.s64 %rd5, %rd2, %rd3;
+add.s64 %rd6, %rd5, %rd3;
+st.global.v4.u32 [%rd6], {{%r20, %r21, %r22, %r23}};
+st.global.v4.u32 [%rd6+16], {{%r24, %r25, %r26, %r27}};
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_ldmatrix_second_buffer_keeps_the_uniform_term(arch):
+    """`ldmatrix [a]` and `ldmatrix [a+1024]`, a = window + lane offset: ptxas's
+    `LDSM.16.M88.4 R4, [R2+UR4]` and `LDSM.16.M88.4 R8, [R2+UR4+0x400]` (the add of 1024
+    folded into the immediate, the window base a UR term); results = ptxas's in the emulator."""
+    ptx = LDMATRIX.format(arch=arch)
+    ref = oracle.ptxas(ptx, arch)
+    assert ref.ok, ref.stderr
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, {}, filename="k.ptx")[0]
+    for ops in (_ops(ref.output), _ops(ours)):
+        ldsm = [o for o in ops if o.startswith("LDSM")]
+        assert len(ldsm) == 2 and all(UR_TERM.search(o) for o in ldsm), ops
+        assert any(o.endswith("+0x400]") for o in ldsm), ldsm
+    (k_ours,), (k_ref,) = read_cubin(ours).kernels, read_cubin(ref.output).kernels
+    assert k_ours.regcount <= k_ref.regcount, (k_ours.regcount, k_ref.regcount)
+    src = np.random.default_rng(32).integers(0, 1 << 32, 512, dtype=np.uint64).astype(np.uint32)
+    outs = []
+    for cubin in (ours, ref.output):
+        dst = np.full(256, 0xDEADBEEF, dtype=np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [src, dst], hazard_check=True)
+        assert not res.hazards, [str(h) for h in res.hazards[:3]]
+        outs.append(dst)
+    assert outs[0].tobytes() == outs[1].tobytes()
+    assert not np.any(outs[0] == 0xDEADBEEF)
