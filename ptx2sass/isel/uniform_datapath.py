@@ -49,6 +49,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
+from ptx2sass.isel.shared_addresses import UNIFORM_TERM_ACCESSES, encodes_uniform_term
 from ptx2sass.isel.target_forms import _width
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
 
@@ -59,7 +60,7 @@ UNIFORM_SPECIALS = ("SR_CTAID.",)
 # ... and where `Target.uniform_cga_rank`, the CTA's rank in its cluster (a shared window base)
 CGA_RANK = ("SR_CgaCtaId",)
 # shared-memory accesses whose address may add a UR (`Target.shared_uniform_address_term`)
-from ptx2sass.isel.shared_addresses import UNIFORM_TERM_ACCESSES as SHARED_ACCESSES  # noqa: E402
+SHARED_ACCESSES = UNIFORM_TERM_ACCESSES
 URZ, UPT = Reg("UR", 255), Reg("UP", 7)
 # ir.Function attribute: True turns the pass on for that function (the hidden
 # --uniform-datapath option sets it on every function; default Target.uniform_datapath_default:
@@ -461,7 +462,6 @@ def _uniform_address(ins: MInstr, mem: VMem, op: VOp, arch: str) -> bool:
     if ins.opcode not in SHARED_ACCESSES or mem.wide or mem.uniform_zero or mem.ubase is not None \
             or not isinstance(mem.base, VOp) or mem.base != op or op.part is not None or op.reg.width != 1:
         return False
-    from ptx2sass.isel.shared_addresses import encodes_uniform_term
     return encodes_uniform_term(arch, ins, ins.operands.index(mem), with_base=False)
 
 
