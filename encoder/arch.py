@@ -315,6 +315,13 @@ class Target:
     # from %ctaid and parameters with S2UR/UIMAD.WIDE/USHF/UIADD3 on sm_89 as on sm_90/100/120;
     # on by default only where it was measured: branch q100_28, triton on sm_90/100/120)
     uniform_datapath_default: bool = False
+    # a shared-memory access adds a uniform register to its address (`LDS.U8 R49,
+    # [R32+UR8+0x660]`, `[UR8+0x10]`): ptxas 13.5 keeps the CTA's shared window base
+    # (S2UR SR_CgaCtaId; ULEA) in a UR on sm_90/100/120 and each lane's offset in an R
+    # (isel/shared_addresses.py `fold_uniform_shared_terms`; branch q100_30)
+    shared_uniform_address_term: bool = False
+    # SR_CgaCtaId read by S2UR when the value it feeds is uniform (the shared window base above)
+    uniform_cga_rank: bool = False
     # operand fields (opcode, the field's lowest bit) that name a handle or descriptor, not a
     # value: the texture/surface unit's uniform-register slots on sm_90+. Table forms are matched
     # by operand shape, so a uniform register where a coordinate was could take such a slot;
@@ -439,6 +446,7 @@ _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True
                        module_texture_slots=True, descriptor_index_mask=None,
                        cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper", uniform_datapath=True, uniform_datapath_default=True,
+                       shared_uniform_address_term=True, uniform_cga_rank=True,
                        cubin_style="hopper", reserved_shared_bytes=0x400, verbose_cmem=False)
 
 

@@ -38,7 +38,7 @@ from ptx2sass.isel.remat_invariants import remat_invariants
 from ptx2sass.sched.ldgsts_pad import pad_ldgsts
 from ptx2sass.sched.zero_pairs import merge_zero_pairs
 from ptx2sass.isel.combine_adds import combine_adds
-from ptx2sass.isel.shared_addresses import fold_shared_addresses
+from ptx2sass.isel.shared_addresses import fold_shared_addresses, fold_uniform_shared_terms
 from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
@@ -116,6 +116,9 @@ def _physical(op, colors, mf: MFunction):
         if op.uniform_zero:
             return Mem(base=None if base is None or base.is_zero else base, ubase=Reg("UR", 255),
                        offset=op.offset)
+        if op.ubase is not None:
+            return Mem(base=None if base is None or base.is_zero else base,
+                       ubase=_physical(op.ubase, colors, mf), offset=op.offset)
         return Mem(base=base, offset=op.offset, desc=desc)
     return op
 
@@ -144,6 +147,8 @@ def _footprint(mi: MInstr, colors, mf: MFunction):
                 reads.extend(("R", base + k) for k in range(op.base.width if op.wide else 1))
             if op.wide:
                 reads.extend([("UR", DESCRIPTOR_UR), ("UR", DESCRIPTOR_UR + 1)])
+            if op.ubase is not None:
+                reads.append(("UR", colors[op.ubase.reg.id] + (op.ubase.part or 0)))
         elif isinstance(op, Mem):
             if op.ubase is not None and not op.ubase.is_zero:
                 # a fixed uniform address register (a pair where `widths` says so)
@@ -338,6 +343,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     forward_moves(mf)
     if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
+        fold_uniform_shared_terms(mf)
     if not mf.uniform_registers and any(v.cls == "UR" for v in mf.vregs):
         mf.uniform_registers = uniform_pools(mf)    # isel/target_forms.py's ULDC loads
     limit = _register_limit(fn, max_registers, info)

@@ -67,6 +67,9 @@ class VMem:
     # reads the global-memory descriptor (sm_90 prints `desc[URx]`); a 64-bit pair that is no
     # global address (STAS's shared::cluster/mbarrier pair) does not
     described: bool = True
+    # a virtual uniform register added to the address (`[R2+UR8+0x660]`: a shared window base
+    # the warp shares, isel/shared_addresses.py's `fold_uniform_shared_terms`); None: no term
+    ubase: VOp | None = None
 
 
 @dataclass(eq=False)
@@ -179,6 +182,8 @@ def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:
         elif t is VMem:
             if type(op.base) is VOp:
                 out.append((i, op.base, False))
+            if op.ubase is not None:
+                out.append((i, op.ubase, False))
         elif t is ConstRef:
             if type(op.ureg) is VOp:
                 out.append((i, op.ureg, False))
@@ -186,8 +191,11 @@ def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:
             continue
         elif isinstance(op, VOp):
             out.append((i, op, i < ndefs))
-        elif isinstance(op, VMem) and isinstance(op.base, VOp):
-            out.append((i, op.base, False))
+        elif isinstance(op, VMem):
+            if isinstance(op.base, VOp):
+                out.append((i, op.base, False))
+            if op.ubase is not None:
+                out.append((i, op.ubase, False))
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             out.append((i, op.ureg, False))
     if isinstance(ins.guard, VOp):

@@ -181,8 +181,8 @@ def _rewrite(mf: MFunction, groups: _Groups, started: set[int] = frozenset()) ->
         if isinstance(op, VOp):
             rep = names.get(op.reg.id, op.reg.id)
             return op if rep == op.reg.id else replace(op, reg=mf.vregs[rep])
-        if isinstance(op, VMem) and isinstance(op.base, VOp):
-            return replace(op, base=rename(op.base))
+        if isinstance(op, VMem) and (isinstance(op.base, VOp) or op.ubase is not None):
+            return replace(op, base=rename(op.base), ubase=rename(op.ubase))
         if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             return replace(op, ureg=rename(op.ureg))
         return op

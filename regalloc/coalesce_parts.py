@@ -87,8 +87,8 @@ def _rename(mf: MFunction, renames: dict[int, VOp]) -> None:
         if isinstance(op, VOp) and op.reg.id in renames and op.part is None:
             to = renames[op.reg.id]
             return replace(op, reg=to.reg, part=to.part)
-        if isinstance(op, VMem) and isinstance(op.base, VOp):
-            return replace(op, base=sub(op.base))
+        if isinstance(op, VMem) and (isinstance(op.base, VOp) or op.ubase is not None):
+            return replace(op, base=sub(op.base), ubase=sub(op.ubase))
         if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             return replace(op, ureg=sub(op.ureg))
         return op

@@ -210,7 +210,11 @@ class Spiller:
         if isinstance(op, VOp) and op.reg.id in temp:
             return swap(op)
         if isinstance(op, VMem) and isinstance(op.base, VOp) and op.base.reg.id in temp:
-            return replace(op, base=swap(op.base))
+            op = replace(op, base=swap(op.base))
+        if isinstance(op, VMem) and op.ubase is not None and op.ubase.reg.id in temp:
+            op = replace(op, ubase=swap(op.ubase))
+        if isinstance(op, VMem):
+            return op
         if isinstance(op, ConstRef) and isinstance(op.ureg, VOp) and op.ureg.reg.id in temp:
             return replace(op, ureg=swap(op.ureg))
         return op

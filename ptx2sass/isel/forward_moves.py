@@ -74,6 +74,8 @@ def _substitute(op, old: int, part: int, new: VOp):
     """`op` reading `old`'s `part` as `new` (keeping the reader's own modifiers)."""
     if type(op) is VOp and op.reg.id == old:
         return replace(new, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix)
+    if type(op) is VMem and op.ubase is not None and op.ubase.reg.id == old:
+        op = replace(op, ubase=_substitute(op.ubase, old, part, new))
     if type(op) is VMem and type(op.base) is VOp and op.base.reg.id == old:
         return replace(op, base=_substitute(op.base, old, part, new))
     if type(op) is ConstRef and type(op.ureg) is VOp and op.ureg.reg.id == old:

@@ -267,6 +267,8 @@ def _renamed(op, v: int, new):
     from ptx2sass.encoder.model import ConstRef
     if type(op) is VOp and op.reg.id == v:
         return replace(op, reg=new, part=None)
+    if type(op) is VMem and op.ubase is not None and op.ubase.reg.id == v:
+        op = replace(op, ubase=replace(op.ubase, reg=new, part=None))
     if type(op) is VMem and type(op.base) is VOp and op.base.reg.id == v:
         return replace(op, base=replace(op.base, reg=new, part=None))
     if type(op) is ConstRef and type(op.ureg) is VOp and op.ureg.reg.id == v:

@@ -14,7 +14,10 @@ ptxas folds a shift of any register so, not only of known-small indices). Regist
 once hold one value wherever they are read (their single definition dominates their uses),
 so reading s or r at the access instead of b reads the same values. Only forms the
 target's table encodes are written (probed once per form); the adds and shifts nothing
-reads any more are removed."""
+reads any more are removed.
+
+After the uniform pass, `fold_uniform_shared_terms` puts a uniform window base that a
+plain IADD3 adds to a lane's offset into the access's UR term (`[R+UR+o]`, sm_90+)."""
 from __future__ import annotations
 
 import functools
@@ -24,6 +27,8 @@ from ptx2sass.isel.common import register_counts
 from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
 
 ACCESSES = frozenset({"LDS", "STS", "ATOMS"})
+# accesses whose address may add a uniform register (ptxas: `LDSM.16.M88.4 R12, [R0+UR5+0x400]`)
+UNIFORM_TERM_ACCESSES = ACCESSES | {"LDSM", "STSM"}
 SCALES = {2: "X4", 3: "X8", 4: "X16"}
 OFFSET_LIMIT = 1 << 23          # the access's signed 24-bit immediate
 PURE = frozenset({"IADD3", "SHF", "IMAD", "MOV"})
@@ -45,12 +50,18 @@ class _Defs:
     def __init__(self, mf: MFunction):
         self.reads, writes = register_counts(mf)
         self.single: dict[int, MInstr] = {}
+        self.single_uniform: set[int] = set()      # URs written once, unguarded
         for b in mf.blocks:
             for ins in b.instrs:
                 if ins.ndefs == 1 and ins.guard is None and _whole(ins.operands[0]) \
                         and writes.get(ins.operands[0].reg.id) == 1 \
                         and ins.operands[0].reg.id not in mf.precolored:
                     self.single[ins.operands[0].reg.id] = ins
+                d = ins.operands[0] if ins.ndefs == 1 and ins.operands else None
+                if isinstance(d, VOp) and d.reg.cls == "UR" and d.reg.width == 1 and d.part is None \
+                        and ins.guard is None and writes.get(d.reg.id) == 1 \
+                        and d.reg.id not in mf.precolored:
+                    self.single_uniform.add(d.reg.id)
 
     def of(self, op) -> MInstr | None:
         return self.single.get(op.reg.id) if _whole(op) else None
@@ -139,6 +150,98 @@ def _encodable(arch: str, opcode: str, modifiers: tuple, shape: tuple, scale: st
         return True
     except Exception:       # no such form in the arch's table
         return False
+
+
+def encodes_uniform_term(arch: str, ins: MInstr, index: int, with_base: bool = True) -> bool:
+    """Whether the arch's table encodes shared access `ins` with operand `index` an address
+    that adds a uniform register (`[R8+UR8+0x10]`, or `[UR8+0x10]` without `with_base`)."""
+    ops = []
+    for k, op in enumerate(ins.operands):
+        if k == index:
+            ops.append(Mem(base=Reg("R", 8) if with_base else None, ubase=Reg("UR", 8), offset=0x10))
+        elif isinstance(op, VOp):
+            ops.append(Reg(op.reg.cls if op.reg.cls in ("P", "UP", "UR") else "R", 4 if op.reg.cls in ("R", "UR") else 0))
+        elif isinstance(op, VMem):
+            return False
+        else:
+            ops.append(op)
+    return _encodes(arch, ins.opcode, tuple(ins.modifiers), tuple(ops))
+
+
+@functools.cache
+def _encodes(arch: str, opcode: str, modifiers: tuple, ops: tuple) -> bool:
+    from ptx2sass.encoder import codec
+    try:
+        codec.encode(Instruction(opcode, modifiers, ops), arch, 0, [])
+        return True
+    except Exception:       # no such form in the arch's table
+        return False
+
+
+def _uniform_term(defs: "_Defs", base: VOp, depth: int = 3) -> tuple[VOp, VOp, int] | None:
+    """(register, uniform register, constant) when `base` is written once by a plain IADD3
+    of one general register, one uniform register and constants, or by one of a general
+    register and constants whose register is so written (ptxas's `LDSM [R0+UR5+0x400]` for
+    a second buffer `b + 0x400`, b the first's `lane + window`)."""
+    split = _split_add(defs, base)
+    if split is not None and depth > 0:
+        inner = _uniform_term(defs, split[0], depth - 1)
+        return None if inner is None else (inner[0], inner[1], _signed(inner[2] + split[1]))
+    d = defs.of(base)
+    if d is None or d.opcode != "IADD3" or d.modifiers or len(d.operands) != 4:
+        return None
+    regs, urs, total = [], [], 0
+    for op in d.operands[1:]:
+        c = defs.constant(op)
+        if c is not None:
+            total += c
+        elif _whole(op):
+            regs.append(op)
+        elif isinstance(op, VOp) and op.reg.cls == "UR" and op.reg.width == 1 and op.part is None \
+                and not (op.neg or op.abs or op.inv or op.suffix) and op.reg.id in defs.single_uniform:
+            # (written once: its one write dominates the add, and so the access, and nothing
+            # changes it between; a loop-carried UR, a pipeline stage's base, is not read so)
+            urs.append(op)
+        else:
+            return None
+    if len(regs) != 1 or len(urs) != 1 or defs.of(regs[0]) is None:
+        return None
+    return regs[0], urs[0], _signed(total)
+
+
+def fold_uniform_shared_terms(mf: MFunction) -> int:
+    """`[b+o]` of LDS/STS/ATOMS, b written once by `IADD3 b, x, UR, c`, as `[x+UR+o+c]`
+    (ptxas's `LDS.U8 R49, [R32+UR8+0x660]` on sm_90/100/120: the CTA's window base stays in
+    a UR, each lane's offset in an R), where `Target.shared_uniform_address_term` and the
+    table encodes the form. Run after the uniform pass made the window base a UR; the adds
+    nothing reads any more are removed. x and the UR are each written once, unguarded, so
+    their writes dominate the add and so the access: reading them there reads the same values."""
+    target = mf.target
+    if target is None or not getattr(target, "shared_uniform_address_term", False):
+        return 0
+    arch = target.name
+    defs = _Defs(mf)
+    folded = 0
+    replaced: set[int] = set()
+    for b in mf.blocks:
+        for ins in b.instrs:
+            if ins.opcode not in UNIFORM_TERM_ACCESSES:
+                continue
+            for i, mem in enumerate(ins.operands):
+                if not (isinstance(mem, VMem) and not mem.wide and _whole(mem.base)
+                        and mem.ubase is None and not mem.uniform_zero):
+                    continue
+                term = _uniform_term(defs, mem.base)
+                if term is None or not -OFFSET_LIMIT <= mem.offset + term[2] < OFFSET_LIMIT \
+                        or not encodes_uniform_term(arch, ins, i):
+                    continue
+                ins.operands[i] = VMem(term[0], mem.offset + term[2], wide=False, suffix64=mem.suffix64,
+                                       ubase=term[1])
+                replaced.add(mem.base.reg.id)
+                folded += 1
+    if folded:
+        _remove_unread(mf, defs, replaced)
+    return folded
 
 
 def _shape(ins: MInstr) -> tuple:

@@ -24,6 +24,12 @@ allocation. A virtual register becomes uniform (class "UR", or "UP" for a predic
   guards, addresses and constant-bank indices take general registers, and a copy into a
   general register would cost a `MOV R, UR` where coalescing made it free, so such
   readers keep the value vector (codegen still lowers UR/UP copies of either direction).
+  Except where `Target.shared_uniform_address_term` (sm_90+): a shared access whose whole
+  32-bit base is the value reads it as its address's UR term (`LDS R7, [UR4+0x10]`), and
+  an IADD3 adding it to a lane's offset that only shared accesses read counts as a uniform
+  reader (isel/shared_addresses.py `fold_uniform_shared_terms` turns it into `[R+UR+o]`,
+  ptxas's form); the window base itself starts with `S2UR SR_CgaCtaId`
+  (`Target.uniform_cga_rank`).
 The largest set with these properties is found by removing what breaks them until nothing
 changes (a loop counter and its increment stay together).
 
@@ -43,6 +49,7 @@ from dataclasses import replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import ConstRef, Imm, Reg, SpecialReg
+from ptx2sass.isel.shared_addresses import UNIFORM_TERM_ACCESSES, encodes_uniform_term
 from ptx2sass.isel.target_forms import _width
 from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
 
@@ -50,6 +57,10 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, regis
 UNIFORM_TWINS = {"IADD3": "UIADD3", "IMAD": "UIMAD", "LEA": "ULEA", "SHF": "USHF",
                  "LOP3": "ULOP3", "ISETP": "UISETP", "SEL": "USEL"}
 UNIFORM_SPECIALS = ("SR_CTAID.",)
+# ... and where `Target.uniform_cga_rank`, the CTA's rank in its cluster (a shared window base)
+CGA_RANK = ("SR_CgaCtaId",)
+# shared-memory accesses whose address may add a UR (`Target.shared_uniform_address_term`)
+SHARED_ACCESSES = UNIFORM_TERM_ACCESSES
 URZ, UPT = Reg("UR", 255), Reg("UP", 7)
 # ir.Function attribute: True turns the pass on for that function (the hidden
 # --uniform-datapath option sets it on every function; default Target.uniform_datapath_default:
@@ -73,13 +84,13 @@ def _is_zero_reg(op, file: str) -> bool:
     return type(op) is Reg and op.file == file and op.is_zero
 
 
-def _uniform_form(mi: MInstr) -> tuple[str, tuple, list] | None:
+def _uniform_form(mi: MInstr, specials: tuple = UNIFORM_SPECIALS) -> tuple[str, tuple, list] | None:
     """(opcode, modifiers, operands) of `mi` on the uniform datapath, register zeros as
     URZ/UPT and constant-bank operands left as they are (the caller loads them with ULDC);
     None when the instruction has no such form here."""
     op, mods, ops = mi.opcode, tuple(mi.modifiers), list(mi.operands)
     if op == "S2R" and POLICY["s2ur"] and len(ops) == 2 and isinstance(ops[1], SpecialReg) \
-            and ops[1].name.startswith(UNIFORM_SPECIALS):
+            and ops[1].name.startswith(specials):
         return "S2UR", (), ops
     if op == "IMAD" and mods == ("MOV", "U32") and len(ops) == 4 \
             and _is_zero_reg(ops[1], "R") and _is_zero_reg(ops[2], "R"):
@@ -445,6 +456,39 @@ def _copy_for_readers(mf: MFunction, vid: int, writers: list[MInstr], readers, w
         b.instrs[:] = out
 
 
+def _uniform_address(ins: MInstr, mem: VMem, op: VOp, arch: str) -> bool:
+    """Whether shared access `ins` can read `op`, its whole 32-bit base, as a UR term
+    (`[UR+o]`) instead: the target's table encodes the form."""
+    if ins.opcode not in SHARED_ACCESSES or mem.wide or mem.uniform_zero or mem.ubase is not None \
+            or not isinstance(mem.base, VOp) or mem.base != op or op.part is not None or op.reg.width != 1:
+        return False
+    return encodes_uniform_term(arch, ins, ins.operands.index(mem), with_base=False)
+
+
+def _uniform_bases(ins: MInstr, cand: set) -> None:
+    """A shared access's base that became uniform moves to the address's UR term."""
+    for k, o in enumerate(ins.operands):
+        if isinstance(o, VMem) and isinstance(o.base, VOp) and o.base.reg.id in cand \
+                and ins.opcode in SHARED_ACCESSES and not o.wide and o.ubase is None:
+            ins.operands[k] = replace(o, base=None, ubase=o.base)
+
+
+def _feeds_shared_only(ins: MInstr, reads: dict) -> bool:
+    """`ins` is a plain IADD3 whose one result only shared accesses read, as their 32-bit base."""
+    if ins.opcode != "IADD3" or ins.modifiers or ins.ndefs != 1 or ins.guard is not None:
+        return False
+    d = ins.operands[0]
+    if not isinstance(d, VOp) or d.part is not None or d.reg.width != 1:
+        return False
+    rs = reads.get(d.reg.id, ())
+    return bool(rs) and all(r.opcode in SHARED_ACCESSES and isinstance(r.operands[i], VMem)
+                            and not r.operands[i].wide and r.operands[i].base == op for r, i, op in rs)
+
+
+def _in_ubase(ins: MInstr, op: VOp) -> bool:
+    return any(isinstance(o, VMem) and o.ubase is op for o in ins.operands)
+
+
 def select_uniform_datapath(mf: MFunction, arch: str) -> int:
     """Move the uniform integer values of `mf` to UR/UP registers (module docstring);
     returns how many virtual registers moved."""
@@ -492,7 +536,7 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             return (isinstance(s, VOp) and (s.reg.id in cand or s.reg.cls in ("UR", "UP")) and _whole_or_part(s) and s.width == defs[0].width
                     and not s.neg and not s.abs and not s.suffix and (not s.inv or s.reg.cls == "P")) \
                 or (isinstance(s, Imm) and defs[0].reg.cls == "R" and defs[0].width == 1)
-        form = _uniform_form(ins)
+        form = _uniform_form(ins, specials)
         if form is None:
             return False
         opcode, mods, ops = form
@@ -523,6 +567,8 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         if index < 0 or op.width != 1:
             return False                          # a guard; a whole wide value
         o = ins.operands[index]
+        if isinstance(o, VMem) and shared_term and _uniform_address(ins, o, op, arch):
+            return True                           # `LDS R, [UR8+0x10]` (sm_90+)
         if isinstance(o, (VMem, ConstRef)):
             return False                          # an address or constant-bank index
         if ins.opcode in (COPY, IMPLICIT_DEF, "BRA", "BRX", "EXIT"):
@@ -532,6 +578,8 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
 
     from ptx2sass.encoder.arch import target
     branches_on_up = target(arch).uniform_predicate_branch
+    shared_term = target(arch).shared_uniform_address_term
+    specials = UNIFORM_SPECIALS + (CGA_RANK if target(arch).uniform_cga_rank else ())
     uldc = dict(target(arch).renamed_opcodes).get("ULDC", "ULDC")     # (sm_100+: LDCU)
     needs_copy: dict[int, list[tuple[MInstr, int]]] = {}    # vreg id -> readers served by a copy
     changed = True
@@ -561,6 +609,11 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
                                   for r, _, _ in reads.get(vid, ()))
             if mf.vregs[vid].cls == "P" and _compares_uniforms(writes[vid], cand):
                 uniform_readers += 1
+            if shared_term:
+                # an add of a lane's offset that only shared accesses read folds into their
+                # address (`[R+UR+o]`, fold_uniform_shared_terms): it goes as a uniform one does
+                uniform_readers += sum(id(r) not in converted and (r, i) not in bad
+                                       and _feeds_shared_only(r, reads) for r, i, _ in reads.get(vid, ()))
             # a 64-bit row base read only by vector instructions is worth its copies
             # (ptxas: the IMAD.WIDE adding a lane's offset), but not once per loop trip
             # (a computed one: a 64-bit parameter loaded as two halves, sm_8x's `MOV R, c[]`
@@ -580,7 +633,7 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         # every constant a converted instruction reads takes a UR of its own (ULDC)
         loads = sum(isinstance(o, ConstRef) for vid in cand if mf.vregs[vid].cls == "R"
                     for w in writes[vid] if w.opcode not in (COPY, IMPLICIT_DEF)
-                    for o in _uniform_form(w)[2] if _uniform_form(w)[0] != "ULDC")
+                    for o in _uniform_form(w, specials)[2] if _uniform_form(w, specials)[0] != "ULDC")
         for cls, room in (("R", len(ur_pool) - loads), ("P", len(up_pool))):
             mine = sorted(v for v in cand if mf.vregs[v].cls == cls)
             used, keep = 0, set()
@@ -613,11 +666,15 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
             if not defs or defs[0].reg.id not in cand or ins.opcode in (COPY, IMPLICIT_DEF):
                 if ins.opcode not in (COPY, IMPLICIT_DEF) and any(
                         op.reg.id in cand for _, op, d in register_operands(ins) if not d):
-                    ins.opcode, ins.modifiers, ops = _place(ins, cand, arch)   # a vector reader
-                    ins.operands = list(ops)
+                    if shared_term:
+                        _uniform_bases(ins, cand)       # `[b+o]` -> `[UR+o]`
+                    if any(op.reg.id in cand for _, op, d in register_operands(ins)
+                           if not d and not _in_ubase(ins, op)):
+                        ins.opcode, ins.modifiers, ops = _place(ins, cand, arch)   # a vector reader
+                        ins.operands = list(ops)
                 out.append(ins)
                 continue
-            opcode, mods, ops = _uniform_form(ins)
+            opcode, mods, ops = _uniform_form(ins, specials)
             if opcode != "ULDC":
                 for k, o in enumerate(ops):
                     if isinstance(o, ConstRef):
