@@ -19,7 +19,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import async_store, cp_async_arrive, cvt_packed, multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, cp_async_arrive, cp_reduce_bulk, cvt_packed, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -691,6 +691,9 @@ class Checker:
                         return
                 if op == "red" and ins.modifiers[:1] == (".async",):
                     if self.reported(async_store.red_async_problems(ins.modifiers), ins, scope):
+                        return
+                if cp_reduce_bulk.applies(op, ins.modifiers):
+                    if self.reported(cp_reduce_bulk.problems(ins.modifiers, self.version), ins, scope):
                         return
                 if cp_async_arrive.applies(op, ins.modifiers):
                     if self.reported(cp_async_arrive.problems(ins.modifiers, ins.operands), ins, scope):

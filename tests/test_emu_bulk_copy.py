@@ -189,10 +189,10 @@ def test_guarded_copies_and_reduction(compiler):
 
 @pytest.mark.parametrize("line", [
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%sa], [%rdi], 1024, [%bar], %m;",
-    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rdi], [%sa], 256;",
 ])
 def test_forms_not_selected_are_refused_at_the_line(line):
-    """Bulk forms not selected yet (a multicast's CTA mask, float reductions) are refused
+    """Bulk forms not selected yet (a multicast's CTA mask; float reductions are selected
+    since, tests/test_cp_reduce_bulk.py) are refused
     at their line in ptxas's style, never an internal error (the multicast's extra operand
     was an unpacking error before the check)."""
     from ptx2sass.errors import CompileError

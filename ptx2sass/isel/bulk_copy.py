@@ -46,7 +46,8 @@ REDUCE_OPS = {"add", "min", "max", "inc", "dec", "and", "or", "xor"}
 # PTX type -> the UBLKRED type suffix ptxas writes (none for 32-bit unsigned/untyped)
 REDUCE_TYPES = {"u32": (), "b32": (), "s32": ("S32",), "u64": ("U64",), "b64": ("U64",),
                 "s64": ("S64",)}
-# ... and the float ones, which ptxas writes rounded (.RN); only multimem's are in the tables
+# ... and the float ones (into global memory only: the frontend's rules), which ptxas writes
+# rounded (.RN)
 REDUCE_FLOAT_TYPES = {"f16": ("F16", "RN"), "bf16": ("BF16", "RN"), "f32": ("F32", "RN"),
                       "f64": ("F64", "RN")}
 
@@ -215,8 +216,9 @@ class BulkCopySelection:
             ty = ins.type
             # multimem.cp.reduce.async.bulk (frontend/multimem.py): ptxas adds .STRONG.SYS
             multimem = MARK in mods
-            types = dict(REDUCE_TYPES, **REDUCE_FLOAT_TYPES) if multimem else REDUCE_TYPES
-            if op is None or ty not in types or "noftz" in mods and not multimem:
+            floats = multimem or dst_space == "global"
+            types = dict(REDUCE_TYPES, **REDUCE_FLOAT_TYPES) if floats else REDUCE_TYPES
+            if op is None or ty not in types or "noftz" in mods and not floats:
                 raise self.unsupported(f"`cp.{'.'.join(m for m in mods if m != MARK)}`")
             suffix = types[ty]
             if op in ("and", "or", "xor") and ty == "s64":
