@@ -866,11 +866,13 @@ def _token_order(base: Probe, groups: list[dict], work: int, arch: str, pcrel) -
 
 def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = None,
                 log=print, save=None, primary: str | None = None,
-                own_only: bool = False) -> list[dict]:
+                own_only: bool = False, force: bool = False) -> list[dict]:
     """Probe seeds (word → nvdisasm's text) in order, skipping those that an earlier form
     already decodes to the same text (`own_only`: that one of the arch's own forms does, so a
     member arch gets its own form for a word the primary arch's form reads alike but whose
-    neighbours it reads differently: sm_100's MOV, where sm_120's MOV.64 bit is a don't-care)."""
+    neighbours it reads differently: sm_100's MOV, where sm_120's MOV.64 bit is a don't-care;
+    `force`: probe every seed, for a form that reads the seed only through another form's
+    group: sm_120's MOV R, UR, whose lane mask MOV.64's form has no field for)."""
     from ptx2sass.encoder import codec
     forms = list(existing or [])
     numbers = codec.arch_numbering(arch)
@@ -880,7 +882,7 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
                                      if not own_only or f.get("arch") == arch], primary, numbers)
     table = skip_table(forms)
     for i, seed in enumerate(seeds):
-        if _decodes(table, seed, seeds[seed], arch):
+        if not force and _decodes(table, seed, seeds[seed], arch):
             continue
         f = derive_form(seed, arch)
         if f is None:
@@ -955,6 +957,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --extend: skip a seed only when the arch's own forms read it (a "
                          "member arch's form for a word whose primary-arch form misreads its "
                          "neighbours)")
+    ap.add_argument("--force", action="store_true",
+                    help="probe every seed, even one a form already reads as nvdisasm does")
     ap.add_argument("--no-corpus", action="store_true",
                     help="seed only with --seed-words / --seed-ptx, not the corpus words")
     ap.add_argument("--check", action="store_true",
@@ -996,7 +1000,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(table_json(family, primary, oracle.tool_version("nvdisasm"), forms))
         tmp.replace(out)        # readers never see a half-written table
     forms = build_table(args.arch, seeds, existing, save=save, primary=primary,
-                        own_only=args.own_only)
+                        own_only=args.own_only, force=args.force)
     save(forms)
     print(f"wrote {len(forms)} forms to {out}")
     return 0
