@@ -48,6 +48,7 @@ counts them apart and measures decode → encode on every word).
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
                                 [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
                                 [--seed-words tools/isa_seeds/FILE.words ...]
+                                [--own-only] [--no-corpus] [--force]
        python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
