@@ -3,7 +3,9 @@ sound30): bit 80 of MOV is sm_120's `.64` but nothing on sm_100, bits 74/80 of V
 sm_120's `.S32.ISAT` but nothing on sm_100; before, the blackwell table read them with
 sm_120's forms on sm_100 and the emulator ran a 64-bit move (overwriting the next register) or
 a saturating add. A UF2FP word sm_100 reads with no type (`UF2FP.PACK_AB`, an FP8 pack on
-sm_120) faults: what sm_100 computes for it is not known.
+sm_120) faults: what sm_100 computes for it is not known. MOV R, UR with a lane mask other
+than 0xf had no form on any blackwell arch (MOV.64's form read it without the mask, so every
+lane of the quad was written).
 
 Each test swaps one word of ptxas's sm_100 cubin for a constructed one; the expected values
 follow nvdisasm's sm_100 text (asserted first), not our decoder."""
@@ -41,9 +43,9 @@ VIADD_R5_R5_R4_BITS_74_80 = 0x00000000000104000000000405057236   # sm_100: VIADD
 UF2FP_PACK_AB = 0x000000000c242cff00000004040472ba   # sm_100: UF2FP.PACK_AB UR4, UR4, UR4
 
 
-def _cubin():
+def _cubin(arch="sm_100"):
     from ptx2sass import oracle
-    return oracle.ptxas(PTX, "sm_100").output
+    return oracle.ptxas(PTX.replace("sm_100", arch), arch).output
 
 
 def _swap(opcode: str, word: int):
@@ -61,9 +63,9 @@ def _swap(opcode: str, word: int):
     return decoder
 
 
-def _run(m, decoder=None):
+def _run(m, decoder=None, arch="sm_100"):
     out = np.zeros(64, np.uint32)
-    run(_cubin(), "k", 1, 32, [out, np.uint32(m)], decoder=decoder)
+    run(_cubin(arch), "k", 1, 32, [out, np.uint32(m)], decoder=decoder)
     return out[0::2], out[1::2]
 
 
@@ -101,3 +103,17 @@ def test_uf2fp_fp8_words_are_refused_on_sm100(word):
         with pytest.raises(codec.DecodeError):
             codec.decode(word, arch)
     assert codec.decode_text(word, "sm_120") == disassemble([word], "sm_120")[0]
+
+
+MOV_R5_URZ_MASK5 = 0x0000000008000500000000ff00057c02  # MOV R5, URZ, 0x5
+
+
+@pytest.mark.parametrize("arch,opcode", [("sm_120", "IADD"), ("sm_100", "IADD3")])
+def test_mov_from_ur_with_a_lane_mask_writes_only_its_lanes(arch, opcode):
+    """ptxas's R5 = tid + 5 (IADD on sm_120, IADD3 on sm_100) becomes `MOV R5, URZ, 0x5`:
+    lanes 0 and 2 of each quad get 0, lanes 1 and 3 keep R5 = tid (the handler's lane-mask
+    rule, ptxas's tex.grad code); on main the mask was not read and every lane got 0."""
+    assert disassemble([MOV_R5_URZ_MASK5], arch) == ["MOV R5, URZ, 0x5"]
+    lo, hi = _run(7, _swap(opcode, MOV_R5_URZ_MASK5), arch)
+    tid = np.arange(32)
+    assert (lo == 7).all() and (hi == np.where(tid % 4 % 2 == 0, 0, tid)).all()
