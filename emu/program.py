@@ -208,7 +208,7 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
         if facts is not None:
             facts[opcode] = known
     handler, plain, is_vector, releases, reads_clock, prep, tiered = known
-    if opcode in UNKNOWN_MODIFIERS and UNKNOWN_MODIFIERS[opcode].intersection(ins.modifiers):
+    if unknown_meaning(opcode, ins.modifiers):
         handler, is_vector, prep, tiered = _unsupported, True, None, False
     guard = ins.guard
     if guard is not None and guard.file == "P" and guard.index == 7 and not guard.inv:
@@ -244,6 +244,24 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
 # the XOR and without c), so such a step faults when executed, as an unknown opcode does.
 UNKNOWN_MODIFIERS: dict[str, frozenset[str]] = {
     "IMUL": frozenset({"XOR"}), "SHF": frozenset({"XOR"}), "IADD": frozenset({"XOR"})}
+
+# Opcodes whose handler needs one of these modifiers to know what it computes: sm_100/103/110's
+# nvdisasm reads UF2FP words with no type at all (`UF2FP.PACK_AB UR4, UR4, UR4`, where sm_120's
+# reads the same bits as an FP8 pack); ptxas writes no UF2FP for sm_100, so what such a word
+# converts to is not known, and the F2FP handler would pick F16 by default.
+REQUIRED_MODIFIERS: dict[str, frozenset[str]] = {
+    "UF2FP": frozenset({"F16", "BF16", "TF32", "E4M3", "E5M2", "E2M3", "E3M2", "E2M1"})}
+
+
+def unknown_meaning(opcode: str, modifiers) -> bool:
+    """Whether a decoded instruction's modifiers leave its meaning unknown to the handlers:
+    an `UNKNOWN_MODIFIERS` one, none of its `REQUIRED_MODIFIERS`, or a value nvdisasm itself
+    does not know (`???13`: the decoder refuses those it has seen, this catches any other)."""
+    if opcode in UNKNOWN_MODIFIERS and UNKNOWN_MODIFIERS[opcode].intersection(modifiers):
+        return True
+    if opcode in REQUIRED_MODIFIERS and not REQUIRED_MODIFIERS[opcode].intersection(modifiers):
+        return True
+    return any(m.startswith("???") for m in modifiers)
 
 
 def _opcode_facts(opcode: str, handlers, prepare, vector) -> tuple:

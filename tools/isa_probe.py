@@ -48,6 +48,7 @@ counts them apart and measures decode → encode on every word).
 Usage: python -m tools.isa_probe [--arch sm_89] [--corpus zluda ...] [--extend] [--out PATH]
                                 [--seed-ptx tools/isa_seeds/FILE.ptx ...] [--reprobe OPCODE ...]
                                 [--seed-words tools/isa_seeds/FILE.words ...]
+                                [--own-only] [--no-corpus] [--force]
        python -m tools.isa_probe --check [--arch sm_89] [--corpus zluda ...]
 """
 from __future__ import annotations
@@ -865,15 +866,24 @@ def _token_order(base: Probe, groups: list[dict], work: int, arch: str, pcrel) -
 # --- seeds, iteration, output ----------------------------------------------------------
 
 def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = None,
-                log=print, save=None, primary: str | None = None) -> list[dict]:
+                log=print, save=None, primary: str | None = None,
+                own_only: bool = False, force: bool = False) -> list[dict]:
     """Probe seeds (word → nvdisasm's text) in order, skipping those that an earlier form
-    already decodes to the same text."""
+    already decodes to the same text (`own_only`: that one of the arch's own forms does, so a
+    member arch gets its own form for a word the primary arch's form reads alike but whose
+    neighbours it reads differently: sm_100's MOV, where sm_120's MOV.64 bit is a don't-care;
+    `force`: probe every seed, for a form that reads the seed only through another form's
+    group: sm_120's MOV R, UR, whose lane mask MOV.64's form has no field for)."""
     from ptx2sass.encoder import codec
     forms = list(existing or [])
     numbers = codec.arch_numbering(arch)
-    table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary, numbers)
+
+    def skip_table(forms):
+        return codec.Table("probe", [codec.Form.from_json(f) for f in forms
+                                     if not own_only or f.get("arch") == arch], primary, numbers)
+    table = skip_table(forms)
     for i, seed in enumerate(seeds):
-        if _decodes(table, seed, seeds[seed], arch):
+        if not force and _decodes(table, seed, seeds[seed], arch):
             continue
         f = derive_form(seed, arch)
         if f is None:
@@ -890,7 +900,7 @@ def build_table(arch: str, seeds: dict[int, str], existing: list[dict] | None = 
                 continue        # no better than the forms already there (the text does not
                                 # determine the word: a NaN payload, a relocation)
         forms.append(f)
-        table = codec.Table("probe", [codec.Form.from_json(f) for f in forms], primary, numbers)
+        table = skip_table(forms)
         log(f"  [{i + 1}/{len(seeds)}] {f['text']}  ({len(forms)} forms)")
         if save and len(forms) % 10 == 0:
             save(forms)
@@ -944,6 +954,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reprobe", action="append", default=[], metavar="OPCODE",
                     help="with --extend: drop the table's forms of this opcode and probe its "
                          "seeds again (after the probe learnt something new)")
+    ap.add_argument("--own-only", action="store_true",
+                    help="with --extend: skip a seed only when the arch's own forms read it (a "
+                         "member arch's form for a word whose primary-arch form misreads its "
+                         "neighbours)")
+    ap.add_argument("--force", action="store_true",
+                    help="probe every seed, even one a form already reads as nvdisasm does")
+    ap.add_argument("--no-corpus", action="store_true",
+                    help="seed only with --seed-words / --seed-ptx, not the corpus words")
     ap.add_argument("--check", action="store_true",
                     help="do not probe: report how the table round-trips the corpus words")
     args = ap.parse_args(argv)
@@ -957,7 +975,7 @@ def main(argv: list[str] | None = None) -> int:
     family = args.family or codec.ARCH_FAMILY.get(args.arch) or args.arch
     out = Path(args.out) if args.out else Path(codec.TABLES) / f"{family}.json"
     words: dict[int, str] = {}
-    for sa in args.seed_arch or [args.arch]:
+    for sa in [] if args.no_corpus else args.seed_arch or [args.arch]:
         for w in corpus_words(sa, tuple(args.corpus or ["zluda"])):
             words.setdefault(w.word, w.text)
     for path in args.seed_ptx:
@@ -982,7 +1000,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = out.with_suffix(".tmp")
         tmp.write_text(table_json(family, primary, oracle.tool_version("nvdisasm"), forms))
         tmp.replace(out)        # readers never see a half-written table
-    forms = build_table(args.arch, seeds, existing, save=save, primary=primary)
+    forms = build_table(args.arch, seeds, existing, save=save, primary=primary,
+                        own_only=args.own_only, force=args.force)
     save(forms)
     print(f"wrote {len(forms)} forms to {out}")
     return 0
