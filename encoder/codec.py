@@ -286,11 +286,22 @@ def linear_bits(value: int, field: dict) -> int | None:
     or misaligned."""
     rest = value - field["bias"]
     weights = field["weights"]
-    negs, pos, shift = _weight_plan(tuple(weights))
+    negs, pos, shift, signed = _weight_plan(tuple(weights))
     if shift is not None:      # weights 2^s, 2^(s+1), ...: the value's binary digits
         if rest < 0 or rest & ((1 << shift) - 1) or rest >> shift >> len(weights):
             return None
         return rest >> shift
+    if signed is not None:     # 2^s, ..., 2^(s+n-2), -2^(s+n-1): two's complement digits
+        n = len(weights)
+        if rest & ((1 << signed) - 1) or not -(1 << (signed + n - 1)) <= rest < 1 << (signed + n - 1):
+            return None
+        return (rest >> signed) & ((1 << n) - 1)
+    return _search_bits(rest, weights, negs, pos)
+
+
+def _search_bits(rest: int, weights: list[int], negs: tuple, pos: tuple) -> int | None:
+    """linear_bits' general case: each choice of the negative weights, then the positive
+    ones greedily, largest first."""
     for choice in range(1 << len(negs)):
         r, out = rest, 0
         for t, i in enumerate(negs):
@@ -307,15 +318,21 @@ def linear_bits(value: int, field: dict) -> int | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _weight_plan(weights: tuple[int, ...]) -> tuple[tuple, tuple, int | None]:
-    """For linear_bits: the negative weights, the positive ones largest first, and `s` when
-    the weights are exactly 2^s, 2^(s+1), ... (most fields: no search needed)."""
+def _weight_plan(weights: tuple[int, ...]) -> tuple[tuple, tuple, int | None, int | None]:
+    """For linear_bits: the negative weights, the positive ones largest first, `s` when
+    the weights are exactly 2^s, 2^(s+1), ... (most fields: no search needed), and `s` when
+    they are 2^s, ..., 2^(s+n-2), -2^(s+n-1) (a signed immediate: the search's answer is
+    the two's complement digits; it walked every weight twice)."""
     negs = tuple(i for i, w in enumerate(weights) if w < 0)
     pos = tuple(sorted((i for i, w in enumerate(weights) if w > 0), key=lambda i: -weights[i]))
     first = weights[0] if weights else 0
     plain = first > 0 and first & (first - 1) == 0 and all(
         w == first << i for i, w in enumerate(weights))
-    return negs, pos, first.bit_length() - 1 if plain else None
+    low = abs(first)
+    signed = not plain and low > 0 and low & (low - 1) == 0 and all(
+        w == (low << i if i < len(weights) - 1 else -(low << i)) for i, w in enumerate(weights))
+    return negs, pos, first.bit_length() - 1 if plain else None, \
+        low.bit_length() - 1 if signed else None
 
 
 # --- decode --------------------------------------------------------------------------

@@ -102,15 +102,30 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         return earlier - own
 
     worst: dict[tuple, int] = {}     # (opcode, modifiers, file) -> slowest reader's latency
+    slowest = [0]                    # the largest of `worst`'s values
+
+    def worst_of(op: str, mods: tuple, file: str) -> int:
+        key = (op, mods, file)
+        w = worst.get(key)
+        if w is None:
+            w = worst[key] = max([lat.read_latency(op, mods, file, rd) for rd in readers]
+                                 + [lat.read_latency(op, mods, file, "", True)])
+            slowest[0] = max(slowest[0], w)
+        return w
 
     def drained() -> int:
+        """When every fixed latency issued so far has drained, or a cycle no later than
+        `t` when that is no later than `t` (the callers' `bump_previous` ignores those
+        alike). `issued` holds its entries in issue order (a write pops the register
+        first), so the walk goes newest first and stops at an entry issued `slowest`
+        cycles or more before `t`: it and all older ones drained by `t` (was every
+        register ever written, at every block start)."""
         out = 0
-        for r, (t0, op, mods, _part) in issued.items():
-            key = (op, mods, r[0])
-            if key not in worst:
-                worst[key] = max([lat.read_latency(op, mods, r[0], rd) for rd in readers]
-                                 + [lat.read_latency(op, mods, r[0], "", True)])
-            out = max(out, t0 + worst[key])
+        bound = t - slowest[0]
+        for r, (t0, op, mods, _part) in reversed(issued.items()):
+            if t0 <= bound:
+                break
+            out = max(out, t0 + worst_of(op, mods, r[0]))
         return out
     last_barrier = None                          # issue cycle of the last BAR
     late_fixed: dict[tuple, int] = {}            # register -> cycle an MMA may read it until
@@ -260,7 +275,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             for r in slot.writes:
                 first.setdefault(r[0], r[1])
                 # keyed as the checker keys producers (an IMAD.HI's immediate factor: `latency_modifiers`)
-                issued[r] = (t, ins.opcode, lat.latency_modifiers(ins), r[1] - first[r[0]])
+                mods = lat.latency_modifiers(ins)
+                issued.pop(r, None)          # (kept in issue order: `drained`)
+                issued[r] = (t, ins.opcode, mods, r[1] - first[r[0]])
+                worst_of(ins.opcode, mods, r[0])
         reg_reads = [r for r in slot.reads if r[0] in ("R", "UR")]
         window = lat.late_fixed_window(ins.opcode, tuple(ins.modifiers))
         if window:

@@ -92,6 +92,40 @@ def test_ssa_construction_makes_phis_linear_in_loop_nesting():
     assert large <= 3.2 * small, (small, large)
 
 
+def _region_blocks_walked(ptx: str) -> int:
+    """Blocks `_same_as_dominator` walks (each reads `named` once) while lowering `ptx`."""
+    from ptx2sass.frontend import check, parse, to_ssa
+    module = parse(ptx, "d.ptx")
+    check(module, "sm_89", whole_program=True)
+    reads = []
+
+    class Counting(dict):
+        def __getitem__(self, key):
+            reads.append(1)
+            return dict.__getitem__(self, key)
+    real = to_ssa._FunctionLowering._name_variables
+
+    def naming(self):
+        real(self)
+        self.named = Counting(self.named)
+    to_ssa._FunctionLowering._name_variables = naming
+    try:
+        codegen.lower_checked(module, True)
+    finally:
+        to_ssa._FunctionLowering._name_variables = real
+    return len(reads)
+
+
+def test_ssa_join_regions_walk_each_level_once():
+    """Whether a join may take its dominator's value (`_same_as_dominator`) looks at the
+    blocks between the two: for N nested lane-varying ifs each join's region is the whole
+    inner nest, walked block by block (~N^2/2 blocks: 30 levels 992, 90 levels 8,372). An
+    inner join's region, once known, is taken whole (it lies in the outer one): 151, 451."""
+    from test_reconverge_deep import nested_ifs
+    small, large = _region_blocks_walked(nested_ifs(30)), _region_blocks_walked(nested_ifs(90))
+    assert large <= 3.5 * small, (small, large)
+
+
 def test_hoisting_looks_at_what_stays_in_an_inner_loop_once(monkeypatch):
     """Loops are hoisted from innermost out; an instruction that stays in an inner loop for
     good (it reads a phi of that loop, or the result of another that stays) stays in every
@@ -185,4 +219,32 @@ def test_hoisting_reads_each_blocks_code_once_while_it_stays(monkeypatch):
         monkeypatch.undo()
         return len(calls)
     small, large = asked(40), asked(120)
+    assert large <= 3.5 * small, (small, large)
+
+
+def _drained_lines(ptx: str) -> int:
+    """Lines run inside `assign_controls`' `drained` while compiling `ptx`."""
+    lines = [0]
+
+    def local(frame, event, arg):
+        if event == "line":
+            lines[0] += 1
+        return local
+
+    def calls(frame, event, arg):
+        return local if frame.f_code.co_name == "drained" else None
+    sys.settrace(calls)
+    try:
+        codegen.compile_ptx(ptx)
+    finally:
+        sys.settrace(None)
+    return lines[0]
+
+
+def test_block_starts_drain_only_recent_latencies():
+    """Each block start drains the fixed latencies still pending (`drained`): it walked every
+    register written so far, so N nested loops (~3N block starts, ~N registers) cost ~N^2 steps
+    (lines run in it: 30 levels 11,776, 90 levels 89,236). Newest first, it stops at a write
+    old enough to have drained by now: 633 and 1,893."""
+    small, large = _drained_lines(nested_loops(30)), _drained_lines(nested_loops(90))
     assert large <= 3.5 * small, (small, large)
