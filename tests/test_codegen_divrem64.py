@@ -104,3 +104,34 @@ def test_constant_divisor_matches_ptxas(t, c):
     ours, theirs = _ours(ptx), oracle.ptxas(ptx, "sm_89").output
     assert _run(ours, data).tobytes() == _run(theirs, data).tobytes()
     assert _ops(ours).count("MUFU.RCP") == (1 if c == 0 else 0)
+
+
+def _tinygrad(name: str):
+    from ptx2sass.emu.timing.model import from_result
+    from ptx2sass.emu.timing.trace import Tee
+    from tools.emu_testing import TINYGRAD_DIR, run_tinygrad, tinygrad_cubin, tinygrad_manifest
+    (entry,) = [e for e in tinygrad_manifest() if e["file"] == name + ".ptx"]
+    ptx = (TINYGRAD_DIR / entry["file"]).read_text()
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", entry["file"]), "sm_89",
+                                   filename=entry["file"])[0]
+    theirs = tinygrad_cubin(entry, "sm_89")
+    runs = [run_tinygrad(entry, cubin=c, timing=Tee.checked) for c in (ours, theirs)]
+    assert all(r.ok for r in runs), [r.reason for r in runs]
+    assert not runs[0].result.hazards
+    assert all(runs[0].result.buffers[n] == b for n, b in runs[1].result.buffers.items())
+    return [from_result(r.result, "sm_89").cycles for r in runs], [len(_ops(c)) for c in (ours, theirs)]
+
+
+def test_tinygrad_idiv_int64_within_ptxas_time():
+    """Floor division: rem and div of each pair (main at 8cf8e1f4: 2994 SM cycles against
+    ptxas's 2370, 730 instructions against 308)."""
+    (mine, theirs), _ = _tinygrad("idiv_int64__E_125_2_4")
+    assert mine <= theirs, (mine, theirs)
+
+
+def test_tinygrad_constant_divisor_instructions():
+    """By a constant (main at 8cf8e1f4: 718 instructions against ptxas's 278, its subroutine
+    counted once): no Newton steps now."""
+    (mine, theirs), (n_mine, n_theirs) = _tinygrad("idiv_const_int64__E_125_2_4")
+    assert n_mine <= 1.05 * n_theirs, (n_mine, n_theirs)
+    assert mine <= theirs, (mine, theirs)
