@@ -186,26 +186,45 @@ class IntDivision:
 
     def int_divide64(self, ins, remainder: bool) -> None:
         signed = _signed(ins.type)
-        n, d = self.pair_of(ins.srcs[0]), self.pair_of(ins.srcs[1])
-        n_orig, d_orig = n, d
-        if signed:
-            n_neg, d_neg = self.new_p(), self.new_p()
-            self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n.reg, 1), RZ, PT], ndefs=2)
-            self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d.reg, 1), RZ, PT], ndefs=2)
-            n, d = self.absolute64(n, n_neg), self.absolute64(d, d_neg)
-        q, r = self.newton_divide64(n, d)
+        # div and rem of the same operands in a block share one unsigned division (ptxas
+        # calls its subroutine twice; one straight-line expansion gives both results)
+        key = self.divrem_key(ins)
+        done = self.quotients.get(key) if key is not None else None
+        if done is None:
+            n, d = self.pair_of(ins.srcs[0]), self.pair_of(ins.srcs[1])
+            n_orig, d_orig = n, d
+            magnitude = self.constant_divisor64(ins.srcs[1], signed)
+            if signed:
+                n_neg, d_neg = self.new_p(), self.new_p()
+                self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n.reg, 1), RZ, PT], ndefs=2)
+                n = self.absolute64(n, n_neg)
+                if magnitude is None:
+                    self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d.reg, 1), RZ, PT], ndefs=2)
+                    d = self.absolute64(d, d_neg)
+                elif magnitude != ins.srcs[1].value & (1 << 64) - 1:
+                    d = self.pair_of(ir.Const(magnitude, "u64"))
+            q, r = self.newton_divide64(n, d, magnitude)
+            done = (n_orig, d_orig, d, q, r, magnitude)
+            if key is not None:
+                self.quotients[key] = done
+        n_orig, d_orig, d, q, r, magnitude = done
         result = r if remainder else q
+        if remainder and not signed and key is not None and magnitude is None:
+            result = self.pair_of_copy(result)      # written under a guard below; q, r shared
         if signed:
             # the signs again, from the operands, so no predicate lives across the division
             n_neg, d_neg = self.new_p(), self.new_p()
-            self.emit("ISETP", ("LT", "AND"), [n_neg, PT, VOp(n_orig.reg, 1), RZ, PT], ndefs=2)
-            self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d_orig.reg, 1), RZ, PT], ndefs=2)
+            # a constant divisor's sign is known: the quotient's sign is the dividend's, or not
+            flip = magnitude is not None and not remainder and ins.srcs[1].value >> 63 & 1
+            self.emit("ISETP", ("GE" if flip else "LT", "AND"), [n_neg, PT, VOp(n_orig.reg, 1), RZ, PT],
+                      ndefs=2)
             negate = n_neg
-            if not remainder:
+            if not remainder and magnitude is None:
+                self.emit("ISETP", ("LT", "AND"), [d_neg, PT, VOp(d_orig.reg, 1), RZ, PT], ndefs=2)
                 negate = self.new_p()
                 self.emit("PLOP3", ("LUT",), [negate, PT, n_neg, d_neg, PT, Imm(0x3C), Imm(0)], ndefs=2)
             result = self.negate64_where(result, negate)
-        if remainder:      # by zero: all ones, as ptxas's subroutine gives
+        if remainder and magnitude is None:    # by zero: all ones, as ptxas's subroutine gives
             low, zero = self.new_p(), self.new_p()
             self.emit("ISETP", ("EQ", "U32", "AND"), [low, PT, VOp(d.reg, 0), RZ, PT], ndefs=2)
             self.emit("ISETP", ("EQ", "U32", "AND", "EX"), [zero, PT, VOp(d.reg, 1), RZ, PT, low],
@@ -216,6 +235,17 @@ class IntDivision:
         self.begin_wide(out)
         for k in range(2):
             self.emit(COPY, (), [self.dst(out, k), VOp(result.reg, k)], guarded=False)
+
+    def divrem_key(self, ins):
+        """The key under which a 64-bit div and rem of the same operands in this block share
+        their division, or None when the function has not both."""
+        n, d = ins.srcs
+        if not isinstance(n, ir.Value):
+            return None
+        dk = d.value if isinstance(d, ir.Const) else d.id if isinstance(d, ir.Value) else None
+        if dk is None or not self.divides_both(n.id, dk, ins.type):
+            return None
+        return (id(self.current), ins.type, dk, n.id)
 
     def guarded_carry(self) -> VOp:
         """A carry predicate written under a guard: IMPLICIT_DEF first, or liveness would see
@@ -249,24 +279,40 @@ class IntDivision:
             self.emit(COPY, (), [VOp(t.reg, k), VOp(x.reg, k)], guarded=False)
         return t
 
-    def newton_divide64(self, n: VOp, d: VOp) -> tuple[VOp, VOp]:
-        """(quotient, remainder) pairs of n / d, unsigned."""
-        f = self.new()
-        self.emit("I2F", ("U64", "RP"), [f, d])
-        self.emit("MUFU", ("RCP",), [f, f])
-        self.emit("IADD3", (), [f, f, Imm(0x1FFFFFFE), RZ])
-        x = VOp(self.mf.new_vreg("R", 2))
-        self.emit("F2I", ("U64", "TRUNC"), [x, f])
-        for _ in range(2):
-            error = self.negated64(self.mul_lo64(d, x))
-            x = self.add64(x, self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1),
-                                                     VOp(error.reg, 0), VOp(error.reg, 1)))
+    def constant_divisor64(self, divisor, signed: bool) -> int | None:
+        """A non-zero constant divisor's magnitude (unsigned), else None."""
+        if not isinstance(divisor, ir.Const) or not isinstance(divisor.value, int):
+            return None
+        v = divisor.value & (1 << 64) - 1
+        if v == 0:
+            return None
+        return (1 << 64) - v if signed and v >> 63 else v
+
+    def newton_divide64(self, n: VOp, d: VOp, constant: int | None = None) -> tuple[VOp, VOp]:
+        """(quotient, remainder) pairs of n / d, unsigned. A non-zero `constant` d's estimate
+        is floor((2^64 - 1) / d), known here: below 2^64/d by less than 1 + 1/d, so the
+        quotient from it is short by at most two, as the Newton estimate's."""
+        if constant is not None:
+            x = self.pair_of(ir.Const(((1 << 64) - 1) // constant, "u64"))
+        else:
+            f = self.new()
+            self.emit("I2F", ("U64", "RP"), [f, d])
+            self.emit("MUFU", ("RCP",), [f, f])
+            self.emit("IADD3", (), [f, f, Imm(0x1FFFFFFE), RZ])
+            x = VOp(self.mf.new_vreg("R", 2))
+            self.emit("F2I", ("U64", "TRUNC"), [x, f])
+            for _ in range(2):
+                error = self.negated64(self.mul_lo64(d, x))
+                x = self.add64(x, self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1),
+                                                         VOp(error.reg, 0), VOp(error.reg, 1)))
         q = self.unsigned_mul_hi64(VOp(x.reg, 0), VOp(x.reg, 1), VOp(n.reg, 0), VOp(n.reg, 1))
         r = self.add64(n, self.mul_lo64(q, d), negate_b=True)
         for _ in range(2):
             fits = self.at_least64(r, d)
             r = self.select64(fits, self.add64(r, d, negate_b=True), r)
             q = self.select64(fits, self.add64(q, 1), q)
+        if constant is not None:
+            return q, r
         nonzero, low_nonzero = self.new_p(), self.new_p()
         self.emit("ISETP", ("NE", "U32", "AND"), [low_nonzero, PT, VOp(d.reg, 0), RZ, PT], ndefs=2)
         self.emit("ISETP", ("NE", "AND", "EX"), [nonzero, PT, VOp(d.reg, 1), RZ, PT, low_nonzero],
