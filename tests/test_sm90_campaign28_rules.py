@@ -21,7 +21,8 @@ from ptx2sass.sched.latency import model_for
 
 DIR = Path(__file__).parent / "fuzz_regressions"
 # (too long for tests/fuzz_regressions: with the ptxas schedules of tests/test_sm90_ptxas_schedules.py)
-SCHEDULES = {"emu_fail_uisetp_guard_to_s2ur_s40002046": Path(__file__).parent / "ptxas_sm90_schedules" / "s40002046.ptx"}
+SCHEDULES = {f"emu_fail_{rule}_s{seed}": Path(__file__).parent / "ptxas_sm90_schedules" / f"s{seed}.ptx"
+             for rule, seed in (("uisetp_guard_to_s2ur", 40002046), ("syncs_source_order", 40002967))}
 
 # regression file -> (producer opcode, reader opcode, ptxas's distance in its cubin)
 RULES = {
@@ -120,26 +121,31 @@ def test_ptxas_distance_is_clean_and_one_less_is_caught(name):
 
 
 def test_syncs_reads_its_sources_before_a_later_syncs_writes():
-    """ptxas: `SYNCS.ARRIVE.TRANS64.ART0 RZ, [R], R6` (R6 under a read scoreboard), then
-    `SYNCS.ARRIVE.TRANS64.A1T0 R6, [R], RZ` with no wait on it: clean (store_queue SYNCS).
-    An ALU instruction writing R6 in between, with no wait, is still an overwrite of a register
-    the first SYNCS may be reading."""
+    """ptxas: `SYNCS.ARRIVE.TRANS64.ART0 RZ, [R0+URZ+0x18], R4` (R4 under read scoreboard SB1),
+    then `SYNCS.ARRIVE.TRANS64.A1T0 R4, [R0+URZ+0x18], RZ` with no wait on SB1: clean (store_queue
+    SYNCS: a later SYNCS's result cannot land before an earlier one read). The ALU instruction
+    that overwrites R4 after them waits on SB1; without that wait it is still flagged: the
+    first SYNCS's read is only ordered before SYNCS results."""
     case, cubin = _ptxas(SYNCS_ORDER)
     prog = _program(case, cubin)
     assert execute(prog, case, True).hazards == []
     ins = list(prog.instructions)
+
+    def data(i):
+        return next((o.index for o in i.operands[2:] if getattr(o, "file", None) == "R" and o.index != 255), None)
     first = next(k for k, (_, i) in enumerate(ins) if i.opcode == "SYNCS" and i.control.rd_sb != 7
-                 and any(getattr(o, "file", None) == "R" and o.index != 255 for o in i.operands[2:]))
-    data = next(o for o in ins[first][1].operands[2:] if getattr(o, "file", None) == "R" and o.index != 255)
+                 and data(i) is not None)
+    reg, sb = data(ins[first][1]), ins[first][1].control.rd_sb
     later = next(k for k in range(first + 1, len(ins)) if ins[k][1].opcode == "SYNCS")
-    assert ins[later][1].operands[0].index == data.index       # the later SYNCS writes it
-    assert not any(i.control.wait >> ins[first][1].control.rd_sb & 1 for _, i in ins[first + 1:later + 1])
-    alu = next(k for k in range(first + 1, later) if ins[k][1].opcode in ("SEL", "IMAD", "MOV", "IADD3", "LOP3")
-               and getattr(ins[k][1].operands[0], "file", None) == "R")
+    assert getattr(ins[later][1].operands[0], "index", None) == reg          # the later SYNCS writes it
+    assert not any(i.control.wait >> sb & 1 for _, i in ins[first + 1:later + 1])
+    alu = next(k for k in range(later + 1, len(ins)) if ins[k][1].opcode != "SYNCS"
+               and getattr(ins[k][1].operands[0], "file", None) == "R" and ins[k][1].operands[0].index == reg)
     off, i = ins[alu]
-    ins[alu] = (off, replace(i, operands=(replace(i.operands[0], index=data.index), *i.operands[1:])))
+    assert i.control.wait >> sb & 1, "ptxas waits on the first SYNCS's read scoreboard there"
+    ins[alu] = (off, replace(i, control=replace(i.control, wait=i.control.wait & ~(1 << sb))))
     prog = _program(case, cubin)
     prog.instructions = ins
     hazards = execute(prog, case, True).hazards
-    assert any(h.offset == off and f"R{data.index} while the instruction at 0x{ins[first][0]:04x}" in h.message
+    assert any(h.offset == off and f"R{reg} while the instruction at 0x{ins[first][0]:04x}" in h.message
                for h in hazards), [str(h) for h in hazards]
