@@ -72,7 +72,11 @@ from shared or tensor memory, enable-input-d register/immediate, scale-input-d,
 disable-output-lane, .ws, collector hints, cta_group::2) for tests/test_emu_utcmma.py.
 `utcmma_block_scale_sm100.words` (branch tcgen29): ptxas's tcgen05.mma `.block_scale` words,
 UTCQMMA (kind::mxf8f6f4) and UTCOMMA[.4X] (kind::mxf4 / mxf4nvf4) with the scale-factor
-address pair `tmem[URx]` after the idesc (.sp, .2CTA, tensor-memory A, collector::a, guards)."""
+address pair `tmem[URx]` after the idesc (.sp, .2CTA, tensor-memory A, collector::a, guards).
+`campaign28c_sm90.words` (branch hopper30): the two forms of campaign 28 (sm_90) whose only words
+there hold a NaN immediate (seeds 40002497, 40002693; nvdisasm prints -QNAN, no payload), from
+ptxas's words for `campaign28_imm_sm90.ptx` with finite immediates: HFMA2[.FTZ].RELU/.SAT with an
+immediate pair, FRND.F16[.CEIL/.FLOOR/.TRUNC] of an immediate."""
 from pathlib import Path
 
 import pytest
@@ -81,7 +85,7 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = (("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"),
+FILES = (("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"),
          ("sm_86", "campaign27_sm86.words"), ("sm_86", "campaign27b_sm86.words"), ("sm_75", "campaign29_sm75.words"), ("sm_90", "realworld2_hopper.words"), ("sm_80", "campaign26_sm80.words"), ("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.words"), ("sm_103", "campaign25_sm100.words"), ("sm_121", "campaign24_sm121.words"), ("sm_120", "campaign24_sm121.words"), ("sm_89", "campaign23_sm89.words"), ("sm_110", "campaign22_sm110.words"), ("sm_110", "campaign22b_sm110.words"), ("sm_110", "campaign22c_sm110.words"), ("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
          ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
          ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),
@@ -164,3 +168,16 @@ def test_campaign14_kinds_round_trip_sm120():
     stats = check_words(ptx_words(SEEDS / "fuzz_c14_kinds_sm120.ptx", "sm_120"), "sm_120")
     assert not stats["determined_failures"], stats["determined_failures"]
     assert stats["decode_ok"] + stats["undetermined"] >= stats["words"]
+
+
+@pytest.mark.parametrize("word,half", [(0x000fca000384880efff8fff80e0e7431, 0xfff8),   # HFMA2.RELU .., -QNAN, -QNAN
+                                       (0x001f6200001088000000ffff00027907, 0xffff)])  # FRND.F16.CEIL R2, -QNAN
+def test_campaign28_nan_immediates_sm90(word, half):
+    """Campaign 28's own words of the forms `campaign28c_sm90.words` taught (seeds 40002497,
+    40002693): they decode as nvdisasm prints them, the NaN's payload taken from the word's
+    bits (nvdisasm's -QNAN does not show it), and encode back."""
+    text = codec.decode_text(word, "sm_90")
+    assert _norm(text) in _norm(oracle.nvdisasm_raw(word.to_bytes(16, "little"), "sm_90").stdout)
+    ins = codec.decode(word, "sm_90")
+    assert ins.operands[-1].value == half
+    assert codec.encode(ins, "sm_90") == word

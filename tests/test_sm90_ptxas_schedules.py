@@ -87,6 +87,10 @@ RULES = {
     "30001270": "VOTEU's UP -> UPLOP3 1",
     "30001415": "IMAD -> IMAD.HI addend high half 2",
     "30001480": "FFMA -> SUST 4",
+    # fuzz campaign 28 (seeds 40,000,000.., branch hopper30; its other rules are reduced programs in
+    # tests/fuzz_regressions, all in tests/test_sm90_campaign28_rules.py)
+    "40002046": "a UISETP predicate guards S2UR 11 after (uniform_guard_readers)",
+    "40002967": "SYNCS reads its sources before a later SYNCS writes them (store_queue SYNCS)",
 }
 
 
