@@ -767,7 +767,7 @@ DEPARTURES: tuple[Departure, ...] = (
 
 
 _ENTRY = re.compile(r"\.entry\b")
-_DEST = re.compile(r"^(?:@!?%\w+\s+)?([a-z]\w*(?:\.[\w:]+)*)\s+(\{[^}]*\}|[^,;\s]+)")
+_PTX_DEST = re.compile(r"^(?:@!?%\w+\s+)?([a-z]\w*(?:\.[\w:]+)*)\s+(\{[^}]*\}|[^,;\s]+)")
 
 
 def last_writers(ptx: str, reg: str) -> tuple[str, ...]:
@@ -786,7 +786,7 @@ def last_writers(ptx: str, reg: str) -> tuple[str, ...]:
             continue
         indent = len(line) - len(line.lstrip())
         base = indent if base is None else min(base, indent)
-        d = _DEST.match(text)
+        d = _PTX_DEST.match(text)
         if not d or d.group(1).startswith(("st.", "bra", "ret", "exit", "bar", "red.")):
             continue
         dests = re.split(r"[{},|\s]+", d.group(2))
