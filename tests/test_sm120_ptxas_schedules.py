@@ -20,6 +20,9 @@ RULES = {
                 "`UIMAD.WIDE UR4, UR7, UR7, UR4`)",
     "31001516": "SEL -> IMAD.HI's addend high half 3 (`SEL R25, R25, 0x7fffffff, !P0` then "
                 "`IMAD.HI R24, R0, -0x2, R24`)",
+    # branch fuzz30's held-out sm_120 run (seeds 41000000-)
+    "41000095": "LOP3 -> IMAD.HI's addend high half 3 (`LOP3.LUT R43, R30, 0x7bb399b4, RZ, 0x3c, !PT` then "
+                "`IMAD.HI R30, R30, R28, R42`)",
 }
 
 
