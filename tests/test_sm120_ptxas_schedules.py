@@ -23,6 +23,8 @@ RULES = {
     # branch fuzz30's held-out sm_120 run (seeds 41000000-)
     "41000095": "LOP3 -> IMAD.HI's addend high half 3 (`LOP3.LUT R43, R30, 0x7bb399b4, RZ, 0x3c, !PT` then "
                 "`IMAD.HI R30, R30, R28, R42`)",
+    "41000342": "FSEL -> IMAD.WIDE's addend high half 4 (`FSEL R23, R9, R7, !P0` then "
+                "`IMAD.WIDE.U32 R22, R13, R24, R22`)",
 }
 
 
