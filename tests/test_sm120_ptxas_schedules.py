@@ -25,6 +25,7 @@ RULES = {
                 "`IMAD.HI R30, R30, R28, R42`)",
     "41000342": "FSEL -> IMAD.WIDE's addend high half 4 (`FSEL R23, R9, R7, !P0` then "
                 "`IMAD.WIDE.U32 R22, R13, R24, R22`)",
+    "41000583": "HMUL2 -> HADD2 4 (`HMUL2.FTZ R12, R12.H0_H0, R12.H0_H0` then `@!P4 HADD2 R5, -R12.H0_H0, -RZ.H0_H0`)",
 }
 
 
