@@ -541,7 +541,7 @@ def _read_float(w, op, kind):
     return w.rf(op).astype(np.float64)
 
 
-@semantics("F2IP", prepare=_prep_mode, vector=True)
+@semantics("F2IP", "UF2IP", prepare=_prep_mode, vector=True)
 def op_f2ip(w, s, active, mask):
     """F2IP.U8.F32 Rd, RZ, Ra, RZ: ptxas's form of `cvt.rzi.u8.f32` (the kernels mask the
     low byte of the result). Only the form with both other sources RZ is known; its result

@@ -70,6 +70,12 @@ constant operand and a guarded UIMAD with an immediate, forms of sm_80's own.
 `utcmma_sm100.words`: ptxas's UTCHMMA/UTCQMMA/UTCIMMA (tcgen05.mma kind::f16/tf32/f8f6f4/i8, A
 from shared or tensor memory, enable-input-d register/immediate, scale-input-d,
 disable-output-lane, .ws, collector hints, cta_group::2) for tests/test_emu_utcmma.py.
+`campaign30_nan_sm90.words` (branch fuzz30): campaign 28's HFMA2.RELU with two immediate halves and
+FRND.F16.CEIL of an immediate, whose words ptxas wrote with NaN immediates (nvdisasm: `-QNAN`, no
+payload), probed from the same words with 1.0 in the immediate field; `campaign30_nan_read_sm90.words`:
+ptxas's NaN words themselves, which now decode and encode back with their payloads.
+`campaign30_sm120.words` (branch fuzz30's held-out sm_120 run): UF2IP.U8.F32[.TRUNC].NTZ of a UR
+and of an immediate.
 `utcmma_block_scale_sm100.words` (branch tcgen29): ptxas's tcgen05.mma `.block_scale` words,
 UTCQMMA (kind::mxf8f6f4) and UTCOMMA[.4X] (kind::mxf4 / mxf4nvf4) with the scale-factor
 address pair `tmem[URx]` after the idesc (.sp, .2CTA, tensor-memory A, collector::a, guards).
@@ -85,7 +91,7 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = (("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"),
+FILES = (("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"), ("sm_90", "campaign30_nan_sm90.words"), ("sm_90", "campaign30_nan_read_sm90.words"), ("sm_120", "campaign30_sm120.words"),
          ("sm_86", "campaign27_sm86.words"), ("sm_86", "campaign27b_sm86.words"), ("sm_75", "campaign29_sm75.words"), ("sm_90", "realworld2_hopper.words"), ("sm_80", "campaign26_sm80.words"), ("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.words"), ("sm_103", "campaign25_sm100.words"), ("sm_121", "campaign24_sm121.words"), ("sm_120", "campaign24_sm121.words"), ("sm_89", "campaign23_sm89.words"), ("sm_110", "campaign22_sm110.words"), ("sm_110", "campaign22b_sm110.words"), ("sm_110", "campaign22c_sm110.words"), ("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
          ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
          ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),

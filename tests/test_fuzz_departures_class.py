@@ -236,6 +236,11 @@ FIRST_FINDING = [
     # campaign 28 (sm_90), seed 40003608: `cvt.rm.f32.u32` of `abs.s32` of 0x80000000: ours
     # 2^31, ptxas -2^31 (test_u32_conversion_of_abs_of_int_min_is_two_to_the_31)
     ("u32_cvt_of_abs_s40003608.ptx", "u32 conversion of an abs.s32 result converts it as signed"),
+    # campaign 28 (sm_90), seed 40001364: `set.eq.or.ftz.s32.f16x2` of an `ld.global.u16` that
+    # ptxas merged with the b16 load beside it; the slot's last writer in program order is a
+    # `mad.hi.sat.s32` a uniform branch skips: ours 0xffff0000, ptxas 0
+    # (test_f16x2_or_compare_reads_the_zero_upper_half_of_a_merged_u16_load)
+    ("f16x2_or_of_merged_u16_load_s40001364.ptx", "f16x2 operand from a merged 16-bit load loses its extension"),
     # campaign 28 (sm_90), seed 40001184: `max.f32` of an `add.sat.s32` result (0x7fffffff, a
     # NaN) and a register set by `mul.lo.u32 r, x, 0x0`: ptxas folds the max away and keeps
     # the NaN, ours (the manual's max) gives 0.0 (test_max_f32_of_a_saturated_mad_hi_is_the_maximum)
@@ -473,3 +478,25 @@ def test_campaign22_programs_are_ptxas_wrong(name, sig):
     out = run_case(read_case((ROOT / "tests/fuzz_departures" / name).read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[-1] == ["ptxas_wrong", f"ptxas_wrong: {sig}"]
+
+
+def test_rule_keys_reach_a_writer_that_a_branch_may_skip():
+    """`last_writers`: the slot's key names the last writer in program order (campaign 28's
+    40001364: `mad.hi.sat.s32` under `@%p1 bra.uni`), but the set before it also reaches the
+    end, so the f16x2 rule is tried on it. With the mad unconditional (its branch removed),
+    only the mad reaches the end and the rule does not apply; a guarded write does not hide
+    the one before it, an unguarded one at the outer level does."""
+    case = read_case((ROOT / "tests/fuzz_departures/f16x2_or_of_merged_u16_load_s40001364.ptx").read_text())
+    listing = oracle.cuobjdump_sass(oracle.ptxas(case.text, "sm_90").output)
+    assert departures.last_writers(case.text, "%r4") == ("set.eq.or.ftz.s32.f16x2", "mad.hi.sat.s32")
+    assert departures.last_writers(case.text, "%r3") == ("ld.global.f32",)
+    rule = "f16x2 operand from a merged 16-bit load loses its extension"
+    got = recognise("mad.hi.sat.s32", 0xFFFF0000, 0, 32, case.text, lambda: listing, reg="%r4")
+    assert got is not None and got.name == rule
+    assert recognise("mad.hi.sat.s32", 0xFFFF0000, 0, 32, case.text, lambda: listing) is None
+    straight = case.text.replace("    @%p1 bra.uni $L2_endif;\n        mad.hi.sat.s32", "    mad.hi.sat.s32")
+    assert straight != case.text
+    assert departures.last_writers(straight, "%r4") == ("mad.hi.sat.s32",)
+    assert recognise("mad.hi.sat.s32", 0xFFFF0000, 0, 32, straight, lambda: listing, reg="%r4") is None
+    guarded = straight.replace("    mad.hi.sat.s32", "    @%p1 mad.hi.sat.s32")
+    assert departures.last_writers(guarded, "%r4") == ("set.eq.or.ftz.s32.f16x2", "mad.hi.sat.s32")

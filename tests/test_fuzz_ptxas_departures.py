@@ -1838,3 +1838,45 @@ def test_sin_approx_of_a_huge_constant_is_the_units():
     got = {by: set(_fuzz_out(text, by)[::2].tolist()) for by in ("ours", "ptxas")}
     assert got["ours"] == {0}
     assert 0xBF35928C in got["ptxas"]
+
+
+def _f16_eq_ftz(a: int, b: int) -> bool:
+    """PTX ISA, set.eq.ftz on f16 halves: subnormals flushed to sign-preserving zero, +0 ==
+    -0, NaN equal to nothing."""
+    x, y = (np.array([v & 0xFFFF], np.uint16).view(np.float16)[0] for v in (a, b))
+    x, y = (np.float16(0) if abs(v) < np.float16(2.0 ** -14) else v for v in (x, y))
+    return bool(x == y)
+
+
+def test_f16x2_or_compare_reads_the_zero_upper_half_of_a_merged_u16_load():
+    """Campaign 28 (sm_90), seed 40001364 reduced: `ld.global.u16 %r6, [+26]` zero-extends
+    into the 32-bit register (ISA 9.4.1, Table 28), so `set.eq.or.ftz.s32.f16x2 %r4, %r6,
+    %r5, !%p0` compares an upper lane of +0 with %r5's: per half 0xffff where (a == b) or
+    !%p0, else 0. The `mad.hi.sat.s32` that would overwrite %r4 is under `@%p1 bra.uni`
+    with %p1 true (p_u1 != 0), so %r4 is the set's. ptxas 13.5.37 merges the u16 load with
+    the `ld.global.b16 %h0, [+24]` beside it into `LDG.E R16, [+0x18]` and builds %r6 as
+    `PRMT R4, R16, 0x7632, R4`, the upper half from R4, which by then holds a byte of the
+    other branch's `ld.weak.v4.s8` (`@P1 SHF.R.S32.HI R4, RZ, 0x8, R8`). Expected values
+    are worked out here from the launch's inputs for all 66 threads; ptxas's low lanes
+    agree, and its upper lane of thread 23 (%r5 = +0, manual: equal) is not 0xffff."""
+    from ptx2sass.fuzz.inputs import launch_data, read_case
+    text = _reduced("f16x2_or_of_merged_u16_load_s40001364.ptx")
+    case = read_case(text)
+    data = launch_data(case)
+    inb = data.buffers["in"][1]
+    assert data.params[4].value != 0                     # p_u1: the mad is skipped
+    nslots = len(case.slots)
+    assert case.slots[1][0] == "%r4"
+    want = []
+    for t in range(case.threads):
+        rec = inb[t * case.record:(t + 1) * case.record]
+        p0 = rec[0] != 0
+        a = int.from_bytes(rec[26:28], "little")         # %r6: u16 zero-extended
+        b = int.from_bytes(rec[20:24], "little")         # %r5
+        lo = _f16_eq_ftz(a, b) or not p0
+        hi = _f16_eq_ftz(a >> 16, b >> 16) or not p0
+        want.append((0xFFFF if lo else 0) | (0xFFFF0000 if hi else 0))
+    ours, theirs = (_fuzz_out(text, by).reshape(case.threads, nslots * 2)[:, 2] for by in ("ours", "ptxas"))
+    assert [int(v) for v in ours] == want
+    assert [int(v) & 0xFFFF for v in theirs] == [w & 0xFFFF for w in want]
+    assert want[23] == 0xFFFF0000 and int(theirs[23]) == 0

@@ -20,6 +20,12 @@ RULES = {
                 "`UIMAD.WIDE UR4, UR7, UR7, UR4`)",
     "31001516": "SEL -> IMAD.HI's addend high half 3 (`SEL R25, R25, 0x7fffffff, !P0` then "
                 "`IMAD.HI R24, R0, -0x2, R24`)",
+    # branch fuzz30's held-out sm_120 run (seeds 41000000-)
+    "41000095": "LOP3 -> IMAD.HI's addend high half 3 (`LOP3.LUT R43, R30, 0x7bb399b4, RZ, 0x3c, !PT` then "
+                "`IMAD.HI R30, R30, R28, R42`)",
+    "41000342": "FSEL -> IMAD.WIDE's addend high half 4 (`FSEL R23, R9, R7, !P0` then "
+                "`IMAD.WIDE.U32 R22, R13, R24, R22`)",
+    "41000583": "HMUL2 -> HADD2 4 (`HMUL2.FTZ R12, R12.H0_H0, R12.H0_H0` then `@!P4 HADD2 R5, -R12.H0_H0, -RZ.H0_H0`)",
 }
 
 

@@ -766,15 +766,55 @@ DEPARTURES: tuple[Departure, ...] = (
 )
 
 
+_ENTRY = re.compile(r"\.entry\b")
+_PTX_DEST = re.compile(r"^(?:@!?%\w+\s+)?([a-z]\w*(?:\.[\w:]+)*)\s+(\{[^}]*\}|[^,;\s]+)")
+
+
+def last_writers(ptx: str, reg: str) -> tuple[str, ...]:
+    """The instruction keys of the kernel's statements that may have written `reg` last: the
+    last one that always runs (unguarded, at the body's outer indentation: not inside an if,
+    a loop or a switch case) and every one after it. A slot's key names only the last writer
+    in program order, which a uniform branch may skip for every thread (campaign 28's
+    40001364: `mad.hi.sat.s32` under `@%p1 bra.uni`, the value from the `set` before it)."""
+    m = _ENTRY.search(ptx)
+    if not m:
+        return ()
+    writes, base = [], None
+    for line in ptx[ptx.find("{", m.end()) + 1:].splitlines():
+        text = line.strip()
+        if not text or text.startswith(("//", ".", "{", "}")) or text.endswith(":"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        base = indent if base is None else min(base, indent)
+        d = _PTX_DEST.match(text)
+        if not d or d.group(1).startswith(("st.", "bra", "ret", "exit", "bar", "red.")):
+            continue
+        dests = re.split(r"[{},|\s]+", d.group(2))
+        if reg in dests:
+            writes.append((d.group(1), indent, text.startswith("@")))
+    out: list[str] = []
+    for key, indent, guarded in writes:
+        if indent == base and not guarded:
+            out = []
+        out.append(key)
+    return tuple(out)
+
+
 def recognise(key: str, ours: int, theirs: int, width: int, ptx: str,
-              listing: Callable[[], str], counter: bool = False) -> Departure | None:
+              listing: Callable[[], str], counter: bool = False,
+              reg: str | None = None) -> Departure | None:
     """The known departure that explains this first difference, or None. `listing` gives
     ptxas's SASS text (called only when a rule needs it); `counter`: the difference is a
-    contended counter, which only departures marked `counters` explain."""
+    contended counter, which only departures marked `counters` explain. `reg`: the slot's
+    register, whose other possible last writers (`last_writers`) a rule's key may name
+    where the last one in program order is conditional."""
+    keys = [key]
+    if reg is not None:
+        keys += [k for k in last_writers(ptx, reg) if k != key]
     for d in DEPARTURES:
         if counter and not d.counters:
             continue
-        if not re.search(d.key, key) or not d.values(ours, theirs, width):
+        if not any(re.search(d.key, k) for k in keys) or not d.values(ours, theirs, width):
             continue
         if not all(re.search(p, ptx) for p in d.ptx):
             continue

@@ -2,6 +2,10 @@
 
     pass       ours computes what ptxas's cubin computes, with no hazard in ours
     invalid    ptxas rejects the PTX (a generator bug: should never happen)
+    ptxas_ice  ptxas fails on the PTX with an internal compiler error (`(C7907) Internal
+               compiler error`) or crashes: its own bug, not the generator's. There is no
+               cubin to compare with, so ours is compiled and run alone (its refusal, crash,
+               fault or hazard is reported as such instead)
     refuse     ptx2sass refuses it (CompileError) though ptxas accepts it
     crash      ptx2sass raises anything else (an internal error)
     timeout    a compile or run overran its time, or ptxas's cubin ran out of budget
@@ -37,9 +41,13 @@ import numpy as np
 from ptx2sass.fuzz.inputs import Case, launch_data
 from ptx2sass.fuzz.program import COUNTER_BYTES, GLOBAL_COUNTER_OPS, PRIVATE_BYTES, SLOT_BYTES
 
-CLASSES = ("pass", "invalid", "refuse", "crash", "timeout", "emu_fail", "mismatch", "hazard", "ptxas_wrong")
+CLASSES = ("pass", "invalid", "refuse", "crash", "timeout", "emu_fail", "mismatch", "hazard", "ptxas_wrong",
+           "ptxas_ice")
 # When one run finds several things, the report's class is the first of these it found.
-PRIORITY = ("invalid", "crash", "refuse", "timeout", "mismatch", "emu_fail", "hazard", "ptxas_wrong", "pass")
+PRIORITY = ("invalid", "crash", "refuse", "timeout", "mismatch", "emu_fail", "hazard", "ptxas_wrong", "ptxas_ice",
+            "pass")
+# ptxas's own failures on PTX it does not reject: an internal error, or a crash (a signal)
+_PTXAS_ICE = re.compile(r"Internal compiler error|^ptxas crashed")
 ARCH = "sm_89"
 COMPILE_SECONDS = 120
 RUN_SECONDS = 120
@@ -410,6 +418,8 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
         return Outcome("timeout", "timeout: ptxas", seconds=seconds)
     seconds["ptxas"] = round(time.perf_counter() - t0, 3)
     if theirs_cubin is None:
+        if _PTXAS_ICE.search(why):
+            return _ours_alone(case, ours_cubin if known_valid else None, why, hazard_check, seconds)
         return Outcome("invalid", f"invalid: {normalise(why)}", why, seconds=seconds)
     if not known_valid:
         ours_cubin, early = _ours(case, seconds)
@@ -488,6 +498,34 @@ def run_case(case: Case, *, hazard_check: bool = True, known_valid: bool = False
     return _finish(findings, detail, ours_stats, theirs_stats, seconds, after)
 
 
+def _ours_alone(case: Case, ours_cubin, why: str, hazard_check: bool, seconds: dict) -> Outcome:
+    """The outcome where ptxas failed on its own (`_PTXAS_ICE`): ours compiled and run
+    without a cubin to compare with; a refusal, crash, fault or hazard of ours outranks it."""
+    from ptx2sass.emu.errors import EmuFault
+    if ours_cubin is None:
+        ours_cubin, early = _ours(case, seconds)
+        if early is not None:
+            return early
+    findings = [("ptxas_ice", f"ptxas_ice: {normalise(why)}")]
+    t0 = time.perf_counter()
+    try:
+        with time_limit(RUN_SECONDS):
+            ours_prog = load(ours_cubin, case.kernel)
+            ours = execute(ours_prog, case, hazard_check)
+    except Timeout:
+        return Outcome("timeout", "timeout: emulator on our cubin", seconds=seconds, findings=findings)
+    except EmuFault as e:
+        findings.insert(0, ("mismatch", f"mismatch: ours faults: {emu_signature(e.reason, case.arch)}"))
+        return _finish(findings, str(e), {}, {}, seconds)
+    except Exception as e:  # noqa: BLE001
+        findings.insert(0, ("mismatch", "mismatch: ours faults: " + _crash_signature(e)))
+        return _finish(findings, f"{type(e).__name__}: {e}", {}, {}, seconds)
+    seconds["run_ours"] = round(time.perf_counter() - t0, 3)
+    if ours.hazards:
+        findings.append(("hazard", f"hazard: {normalise(ours.hazards[0].message)}"))
+    return _finish(findings, why, stats(ours_prog, ours), {}, seconds)
+
+
 def _their_hazard(hazard) -> tuple[str, str]:
     return ("emu_fail", f"emu_fail: hazard in ptxas's cubin: {normalise(hazard.message)}")
 
@@ -531,7 +569,8 @@ def known_departure(case: Case, ours: dict, theirs: dict, theirs_cubin: bytes, l
     listing = listing or _listing_of(theirs_cubin)
     d = first_slot_difference(case, ours, theirs)
     if d is not None:
-        return None if d.past else recognise(d.key, d.ours, d.theirs, d.width, case.text, listing)
+        return None if d.past else recognise(d.key, d.ours, d.theirs, d.width, case.text, listing,
+                                             reg=d.name)
     # no slot differs: the first differing word of a thread's private atomics block, whose
     # key names the block ("private atomic word"), or a contended counter (campaign 23, seed
     # 34001441: ptxas skipped an `atom.dec` on a predicate it never wrote): rules keyed on
