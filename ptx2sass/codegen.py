@@ -353,8 +353,9 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         remat_invariants(mf, solved=solved)
         if sink_to_successor(mf):
             solved = {}
-        pre_schedule(mf, limit, solved, bounded=limit is not None or bool(
-            _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")))
+        dims = _launch_dims(fn, "maxntid") or _launch_dims(fn, "reqntid")
+        pre_schedule(mf, limit, solved, bounded=limit is not None or bool(dims),
+                     threads=dims[0] * dims[1] * dims[2] if dims else None)
         del solved          # (not held through register allocation, the compile's peak)
     frame = layout.frame if layout is not None else Frame()
     alloc, frame = allocate_with_spilling(

@@ -37,3 +37,34 @@ def register_limit(threads: int, blocks: int, target) -> int | None:
 
 def _warps(threads: int) -> int:
     return -(-threads // 32)
+
+
+
+def resident_ctas(threads: int, registers: int, target) -> int:
+    """CTAs of `threads` that can be resident on one SM at `registers` per thread (rounded
+    up to REGISTER_GRANULE; each sub-partition holds a quarter of the file and of the warps,
+    as `register_limit` counts them); 0 where not one fits."""
+    max_threads, max_ctas = target.resident_limits
+    per_thread = -(-max(registers, 1) // REGISTER_GRANULE) * REGISTER_GRANULE
+    warps = _warps(threads)
+    fit = 0
+    for blocks in range(1, max_ctas + 1):
+        if warps * 32 * blocks > max_threads:
+            break
+        if -(-warps * blocks // SUB_PARTITIONS) * 32 * per_thread > REGISTER_FILE_PER_SM // SUB_PARTITIONS:
+            break
+        fit = blocks
+    return fit
+
+
+def occupancy_ceiling(threads: int, registers: int, target, file: int = 255) -> int:
+    """The most registers per thread (at most `file`) that keep as many CTAs of `threads`
+    resident as `registers` do: what a pass may add without costing the SM warps
+    (256-thread CTAs on sm_89: 35 registers and 40 keep six resident, 41 only five)."""
+    ctas = resident_ctas(threads, registers, target)
+    best = registers
+    for r in range(registers + 1, file + 1):
+        if resident_ctas(threads, r, target) < ctas:
+            break
+        best = r
+    return best

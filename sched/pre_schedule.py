@@ -47,6 +47,14 @@ CAP_MARGIN = 24               # below PRESSURE_LIMIT where the capped latency or
 # for the consumer of an earlier one (tinygrad logsumexp, 50 trips of ld.v4 fully unrolled:
 # SM model 4396 cycles at 40, 2923 at 88; ptxas, 8-20 loads in flight in 94 registers: 2849).
 LOAD_WINDOW = 88
+# Registers a kernel counts beyond its peak pressure: R1 (the stack pointer) and the two
+# ptxas reserves (codegen.REGISTERS_RESERVED); and what colouring usually loses to pair and
+# quad alignment (tinygrad sum_uint64: pressure 87, highest register R89; pad_stride 93, R94).
+REGISTERS_BEYOND_PRESSURE = 3
+ALLOCATION_SLACK = 4
+# below the occupancy ceiling, where the last capped latency order stops adding registers
+CEILING_SLOP = 4
+CEILING_STEP = 8              # caps tried above the ceiling when no order fits under it
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -728,7 +736,7 @@ def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, la
 
 
 def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict | None = None,
-                 bounded: bool = False) -> int:
+                 bounded: bool = False, threads: int | None = None) -> int:
     """Reorder each block's movable regions; returns the number of blocks reordered.
     `register_limit`: what the allocator must fit (None: the file's 255). `solved`: the
     liveness of this very code where a pass before has it (`fresh`, `live_out`,
@@ -737,7 +745,10 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
     the capped order may fill up to LOAD_WINDOW of them; otherwise it stops at
     PRESSURE_LIMIT - CAP_MARGIN, as 64 registers let any block size launch (a 48-step f64
     dot product of tests/test_pre_schedule_capped.py: 92 registers at the window, which a
-    1024-thread block cannot launch with; ptxas: 38)."""
+    1024-thread block cannot launch with; ptxas: 38). `threads`: the CTA size the kernel
+    declares (`.maxntid`/`.reqntid`): no block's new order may need more registers than
+    keep as many CTAs resident as the source order's pressure does (`_occupancy_ceiling`),
+    nor more than `register_limit` where the source order fits it."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
     window = PRESSURE_LIMIT - CAP_MARGIN
@@ -757,13 +768,19 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
     p_units = units_in(units_out, preds)
     p_ids = set(preds)
     changed = 0
+    befores: dict[int, tuple[int, int]] = {}      # block index -> (live count at its end, pressure)
     for bi, b in enumerate(mf.blocks):
-        if not _reorderable(b.instrs):
+        if _reorderable(b.instrs):
+            count = _live_count(units_out[bi], width, r_units)
+            befores[bi] = count, _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
+    ceiling = _occupancy_ceiling(max((p for _, p in befores.values()), default=0), register_limit,
+                                 threads, mf.target)
+    for bi, b in enumerate(mf.blocks):
+        if bi not in befores:
             continue
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
-        count = _live_count(units_out[bi], width, r_units)
-        before = _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
+        count, before = befores[bi]
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
 
@@ -786,7 +803,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
 
         def select(p_limit):
             """The block's new order at `p_limit` predicates, or None to keep it."""
-            allowed = PRESSURE_LIMIT
+            allowed = min(PRESSURE_LIMIT, ceiling)
             out = ordered(p_limit)
             after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
             if min(before, after) > high:
@@ -807,17 +824,30 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                 # latency order capped at the window keeps as many loads in flight as it allows
                 base = _in_order_cycles(b.instrs, vfile, lat)
                 tries = [PRESSURE_LIMIT - CAP_MARGIN] + ([window] if window > PRESSURE_LIMIT - CAP_MARGIN else [])
+                top = ceiling - CEILING_SLOP         # the largest cap whose order may fit the ceiling
                 best_far = None
-                for cap in tries:
+
+                def attempt(cap: int, limit: int) -> None:
+                    nonlocal best_far, out, after, allowed
                     capped = ordered(p_limit, cap)
                     capped_pressure = _pressure(capped, units_out[bi], width, fresh, r_units, count)
-                    if (capped_pressure <= max(before, cap + CAP_MARGIN)
+                    if (capped_pressure <= max(before, limit)
                             and _in_order_cycles(capped, vfile, lat) < base):
                         far = _in_order_cycles(capped, vfile, lat, FAR_LOAD)
                         if best_far is None or far < best_far:
                             best_far = far
                             out, after = capped, capped_pressure
-                            allowed = cap + CAP_MARGIN
+                            allowed = limit
+                for cap in sorted({min(cap, top) for cap in tries if min(cap, top) > 0}):
+                    attempt(cap, min(cap + CAP_MARGIN, ceiling))
+                if best_far is None and top < window:
+                    # no capped order fits the ceiling (a greedy order can overshoot a tight cap
+                    # by far: sum_uint64's at 40 needs 515): the lowest cap up to the window
+                    # whose order stays near it, so latency is not given up for nothing
+                    for cap in range(max(top, 0) + CEILING_STEP, window + CEILING_STEP, CEILING_STEP):
+                        attempt(min(cap, window), min(cap, window) + CAP_MARGIN)
+                        if best_far is not None:
+                            break
             if out == b.instrs:
                 return None
             p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
@@ -847,6 +877,24 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         if _sink_uniform_copies(b.instrs, live_out[bi], vfile) and out is None:
             changed += 1
     return changed
+
+
+def _occupancy_ceiling(pressure: int, register_limit: int | None, threads: int | None, target) -> int:
+    """The pressure a new order may reach in a kernel whose source order needs `pressure`:
+    the registers that keep as many CTAs of `threads` resident (launch_bounds.
+    occupancy_ceiling) and fit `register_limit`, less what allocation adds beyond the
+    pressure (REGISTERS_BEYOND_PRESSURE); never below `pressure` itself. Unbounded (255)
+    where neither the CTA size nor a limit is known. ptxas stays within the first on 111
+    of tinygrad's 120 tuning kernels on sm_89 (16-thread CTAs: 80 registers keep 24 resident)."""
+    from ptx2sass.launch_bounds import occupancy_ceiling
+    if threads is None and register_limit is None:
+        return 255
+    file = register_limit or 255
+    needed = pressure + REGISTERS_BEYOND_PRESSURE
+    if needed > file:
+        return pressure                       # the source order already spills: no more
+    registers = occupancy_ceiling(threads, needed, target, file) if threads and target is not None else file
+    return max(pressure, registers - REGISTERS_BEYOND_PRESSURE - ALLOCATION_SLACK)
 
 
 def _sink_uniform_copies(instrs: list[MInstr], live_out: set[int], vfile: dict[int, str]) -> bool:
