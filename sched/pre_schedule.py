@@ -55,6 +55,13 @@ ALLOCATION_SLACK = 4
 # below the occupancy ceiling, where the last capped latency order stops adding registers
 CEILING_SLOP = 4
 CEILING_STEP = 8              # caps tried above the ceiling when no order fits under it
+# Whether the declared CTA size's occupancy bounds a new order too, not only a register
+# limit: off. It closed tinygrad's register gaps (sum_uint64 92 -> 72, ptxas 80) but the SM
+# model, which launches one or a few CTAs and so never sees the occupancy kept, measured the
+# lost latency: mlp_forward_backward 1345 -> 1822 cycles (ptxas 1357), cnn_forward 2434 ->
+# 2988, max_axis1_uint64 4143 -> 4847 (branch regs30). On again when the timing model runs
+# full SMs (issue 20) and shows the gain.
+OCCUPANCY_CEILING = False
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -887,6 +894,8 @@ def _occupancy_ceiling(pressure: int, register_limit: int | None, threads: int |
     where neither the CTA size nor a limit is known. ptxas stays within the first on 111
     of tinygrad's 120 tuning kernels on sm_89 (16-thread CTAs: 80 registers keep 24 resident)."""
     from ptx2sass.launch_bounds import occupancy_ceiling
+    if not OCCUPANCY_CEILING:
+        threads = None
     if threads is None and register_limit is None:
         return 255
     file = register_limit or 255

@@ -71,6 +71,11 @@ def test_resident_ctas_follow_the_register_file():
     assert occupancy_ceiling(256, 35, t, file=32) == 35       # a limit below: nothing more
 
 
+WITHHELD = pytest.mark.xfail(strict=True, reason="sched/pre_schedule.OCCUPANCY_CEILING is off: the "
+                             "SM model measured the latency lost (mlp_forward_backward 1.34x ptxas)")
+
+
+@WITHHELD
 def test_wide_state_keeps_ptxas_s_occupancy_on_sm89():
     ptx = _module_ptx("sm_89")
     ours, _ = _ours(ptx, "sm_89")
@@ -106,6 +111,7 @@ def test_wide_state_spills_no_more_than_ptxas_under_its_sm90_cap():
     # up to the first cap that holds: 89 registers against ptxas's 79 (97 before)
     ("conv2d_f32_pad_stride__r_2_2_3_3_3_3_3_3_3_3", "r_2_2_3_3_3_3_3_3_3_3", 1.15),
 ])
+@WITHHELD
 def test_tinygrad_reductions_stay_near_ptxas_s_registers(name, kernel, bar):
     ptx = (TINYGRAD_DIR / f"{name}.ptx").read_text()
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", {})
