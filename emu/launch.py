@@ -132,6 +132,12 @@ def _driver_cbank(arch: str) -> dict:
     return got
 
 
+def has_clusters(arch: str) -> bool:
+    """Whether `arch` launches thread-block clusters (sm_90+: shared::cluster addresses)."""
+    from ptx2sass.encoder.arch import target
+    return bool(getattr(target(arch), "cluster_shared_addresses", False))
+
+
 def _dims(v) -> tuple[int, int, int]:
     if isinstance(v, int):
         v = (v,)
@@ -256,6 +262,8 @@ class Launch:
         if cluster is None:
             return
         dims = _dims(cluster)
+        if not has_clusters(prog.arch):
+            raise EmuFault(f"{prog.arch} has no thread-block clusters", kernel=prog.name)
         if prog.cluster_dims and dims != tuple(prog.cluster_dims):
             raise EmuFault(f"cluster {dims} differs from the kernel's .reqnctapercluster "
                            f"{tuple(prog.cluster_dims)}", kernel=prog.name)
