@@ -480,6 +480,9 @@ class SharedLanes:
             over = offsets.astype(I64) + size > limit
         if np.count_nonzero(over):
             a = int(offsets[np.argmax(over)])
+            if m.launch.cluster_size == 1 and a >> SHARED_RANK_SHIFT and not m.launch.cluster_launch:
+                raise EmuFault(f"shared::cluster address 0x{a:x} names CTA rank {a >> SHARED_RANK_SHIFT}: "
+                               "the launch has no clusters (each CTA a cluster of one; pass cluster=)")
             raise EmuFault(f"out-of-bounds {size}-byte shared access at offset 0x{a:x} "
                            f"(shared memory is {limit} bytes)")
         lanes = self.lanes

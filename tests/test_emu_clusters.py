@@ -161,6 +161,47 @@ def test_rank_outside_the_cluster_faults():
         run(cubin, "k", (3, 1, 1), (64, 1, 1), [out, info], hazard_check=False, cluster=(2, 1, 1))
 
 
+def _remote_mbarrier_ptx(arch: str) -> str:
+    """Rank 0's threads arrive on rank 1's mbarrier (`mbarrier.arrive.shared::cluster` at a
+    `mapa` address), nobody on rank 0's: after barrier.cluster, rank 1's phase 0 is
+    complete and rank 0's is not."""
+    return f""".version {_version(arch)}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+ .reg .b32 %r<24>; .reg .b64 %rd<8>; .reg .pred %p<3>;
+ .shared .align 8 .b64 bar;
+ ld.param.u64 %rd1, [out];
+ mov.u32 %r1, %tid.x;
+ mov.u32 %r3, %cluster_ctarank;
+ mov.u32 %r5, bar;
+ setp.eq.u32 %p1, %r1, 0;
+ @%p1 mbarrier.init.shared::cta.b64 [%r5], 64;
+ barrier.cluster.arrive; barrier.cluster.wait;
+ setp.eq.u32 %p2, %r3, 0;
+ mapa.shared::cluster.u32 %r10, %r5, 1;
+ @%p2 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r10];
+ barrier.cluster.arrive; barrier.cluster.wait;
+ mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r5], 0;
+ selp.u32 %r11, 1, 0, %p1;
+ mov.u32 %r2, %ctaid.x; mov.u32 %r17, %ntid.x; mad.lo.u32 %r18, %r2, %r17, %r1;
+ mul.wide.u32 %rd2, %r18, 4; add.u64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r11;
+ ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_remote_mbarrier_arrive(arch):
+    outs = _run_both(_remote_mbarrier_ptx(arch), arch, "k", (4, 1, 1), (64, 1, 1),
+                     lambda: [np.zeros(4 * 64, np.uint32)], cluster=(2, 1, 1))
+    want = np.repeat(np.array([0, 1, 0, 1], np.uint32), 64)
+    for name, (out,) in outs.items():
+        assert (out == want).all(), name
+
+
 CLUSTER_REGS = ["%clusterid.x", "%clusterid.y", "%clusterid.z", "%nclusterid.x", "%nclusterid.y",
                 "%nclusterid.z", "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
                 "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_ctarank",
