@@ -202,6 +202,54 @@ def test_remote_mbarrier_arrive(arch):
         assert (out == want).all(), name
 
 
+def _generic_atomic_ptx(arch: str, ty: str) -> str:
+    """Every thread adds its index with a generic `atom.add` into word tid % 32 of the
+    partner CTA's array, at a generic address `mapa.u64` made: ptxas tests it with QSPC.E.S
+    and QSPC.E.D (another CTA's shared memory) and loops there with a CAS."""
+    w = 8 if ty == "f64" else 4
+    return f""".version {_version(arch)}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+ .reg .b32 %r<24>; .reg .b64 %rd<12>; .reg .{ty} %f<4>; .reg .pred %p<2>;
+ .shared .align 8 .b{8*w} acc[32];
+ ld.param.u64 %rd1, [out];
+ mov.u32 %r1, %tid.x; mov.u32 %r3, %cluster_ctarank;
+ and.b32 %r4, %r1, 31;
+ mov.u32 %r5, acc; mad.lo.u32 %r6, %r4, {w}, %r5;
+ setp.lt.u32 %p1, %r1, 32;
+ mov.{ty} %f1, 0.0;
+ @%p1 st.shared.{ty} [%r6], %f1;
+ barrier.cluster.arrive; barrier.cluster.wait;
+ cvta.shared.u64 %rd2, acc; cvt.u64.u32 %rd3, %r4; mul.lo.u64 %rd3, %rd3, {w}; add.u64 %rd2, %rd2, %rd3;
+ xor.b32 %r7, %r3, 1;
+ mapa.u64 %rd4, %rd2, %r7;
+ cvt.rn.{ty}.u32 %f2, %r1;
+ atom.add.{ty} %f3, [%rd4], %f2;
+ barrier.cluster.arrive; barrier.cluster.wait;
+ @%p1 ld.shared.{ty} %f1, [%r6];
+ mov.u32 %r2, %ctaid.x; shl.b32 %r8, %r2, 5; add.u32 %r8, %r8, %r4;
+ mul.wide.u32 %rd5, %r8, {w}; add.u64 %rd6, %rd1, %rd5;
+ @%p1 st.global.{ty} [%rd6], %f1;
+ ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+def test_generic_float_atomic_on_another_ctas_shared_memory(arch, ty):
+    ptx = _generic_atomic_ptx(arch, ty)
+    assert "QSPC.E.D" in oracle.nvdisasm(oracle.ptxas(ptx, arch).output)
+    dt = np.float64 if ty == "f64" else np.float32
+    outs = _run_both(ptx, arch, "k", (4, 1, 1), (128, 1, 1), lambda: [np.zeros(4 * 32, dt)], cluster=(2, 1, 1))
+    t = np.arange(128)
+    want = np.array([t[t % 32 == i].sum() for i in range(32)], dt)
+    for name, (out,) in outs.items():
+        assert (out.reshape(4, 32) == want).all(), name
+
+
 CLUSTER_REGS = ["%clusterid.x", "%clusterid.y", "%clusterid.z", "%nclusterid.x", "%nclusterid.y",
                 "%nclusterid.z", "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
                 "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z", "%cluster_ctarank",
