@@ -20,6 +20,7 @@ from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
 
 ARCHS = ["sm_90", "sm_100"]
+ALL_ARCHS = ARCHS + ["sm_120"]
 
 
 def _version(arch: str) -> str:
@@ -111,7 +112,7 @@ def _exchange_reference(grid, cluster, block):
     return out.reshape(-1), info.reshape(-1)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ALL_ARCHS)
 @pytest.mark.parametrize("grid,cluster", [((4, 1), (2, 1)), ((8, 1), (4, 1)), ((4, 4), (2, 2))])
 def test_ptx_exchange_through_mapa(arch, grid, cluster):
     block = 64
@@ -127,13 +128,15 @@ def test_ptx_exchange_through_mapa(arch, grid, cluster):
         assert (info == want_info).all(), name
 
 
-def test_aligned_barrier_form():
+@pytest.mark.parametrize("reconverge", ["optimistic", "explicit"])
+def test_aligned_barrier_form(reconverge):
     block = 64
     ptx = _exchange_ptx("sm_90", split=False)
 
     def params():
         return [np.zeros(4 * block, np.uint32), np.zeros(4 * block * 4, np.uint32)]
-    outs = _run_both(ptx, "sm_90", "k", (4, 1, 1), (block, 1, 1), params, cluster=(2, 1, 1))
+    outs = _run_both(ptx, "sm_90", "k", (4, 1, 1), (block, 1, 1), params, cluster=(2, 1, 1),
+                     reconverge=reconverge)
     want_out, want_info = _exchange_reference((4, 1), (2, 1), block)
     for name, (out, info) in outs.items():
         assert (out == want_out).all() and (info == want_info).all(), name
@@ -193,7 +196,7 @@ def _remote_mbarrier_ptx(arch: str) -> str:
 """
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ALL_ARCHS)
 def test_remote_mbarrier_arrive(arch):
     outs = _run_both(_remote_mbarrier_ptx(arch), arch, "k", (4, 1, 1), (64, 1, 1),
                      lambda: [np.zeros(4 * 64, np.uint32)], cluster=(2, 1, 1))
@@ -292,7 +295,7 @@ def _regs_reference(grid, cluster):
     return np.array(rows, np.uint32)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", ALL_ARCHS)
 @pytest.mark.parametrize("grid,cluster", [((6, 3, 2), (3, 1, 1)), ((4, 6, 2), (2, 3, 2)), ((2, 2, 4), (1, 2, 4))])
 def test_cluster_registers_in_a_cluster_launch(arch, grid, cluster):
     ptx = _regs_ptx(arch)
