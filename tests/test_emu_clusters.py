@@ -441,3 +441,65 @@ def test_cuda_two_dimensional_cluster(cuda):
             want[y, xx] = x[y - by + bx, xx - bx + by]
     for name, (_, out) in outs.items():
         assert (out == want.reshape(-1)).all(), name
+
+
+# --------------------------------------------------------------------------- every access kind
+
+def _access_ptx(body: str, partner: bool) -> str:
+    """tests/test_cluster_shared_access.py's kernel with the filled words depending on the
+    CTA too, a barrier.cluster around the access, and the address `mapa`'d to the partner
+    rank (rank ^ 1) or to the CTA's own."""
+    rank = "xor.b32 %r10, %r10, 1;" if partner else ""
+    return f""".version 8.8
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+ .reg .b32 %r<20>; .reg .b64 %rd<6>; .reg .f32 %f<4>;
+ .shared .align 16 .b32 buf[512];
+ ld.param.u64 %rd1, [out];
+ mov.u32 %r9, %tid.x; mov.u32 %r13, %ctaid.x;
+ mov.u32 %r8, buf; shl.b32 %r11, %r9, 5; add.u32 %r8, %r8, %r11;
+ mad.lo.u32 %r12, %r13, 7919, %r9; mul.lo.u32 %r12, %r12, 2654435761;
+ add.u32 %r14, %r9, %r13; mad.lo.u32 %r16, %r13, 3, %r11;
+ st.shared.v4.u32 [%r8], {{%r12, %r14, %r16, %r12}};
+ st.shared.v4.u32 [%r8+16], {{%r14, %r12, %r16, %r14}};
+ mov.u32 %r3, 0; mov.u32 %r4, 0; mov.u32 %r5, 0;
+ mov.u32 %r10, %cluster_ctarank; {rank}
+ mapa.shared::cluster.u32 %r1, %r8, %r10;
+ barrier.cluster.arrive; barrier.cluster.wait;
+ {body}
+ barrier.cluster.arrive; barrier.cluster.wait;
+ add.u32 %r2, %r2, %r3; add.u32 %r2, %r2, %r4; add.u32 %r2, %r2, %r5;
+ mad.lo.u32 %r15, %r13, 64, %r9;
+ mul.wide.u32 %rd2, %r15, 4; add.u64 %rd2, %rd1, %rd2;
+ st.global.u32 [%rd2], %r2;
+ ret;
+}}
+"""
+
+
+def _remote_accesses():
+    from test_cluster_shared_access import ACCESSES
+    # (the st_*/red_* bodies read the word back with ld.shared, a shared::cta access, which
+    # may not name another CTA)
+    return {n: b for n, b in ACCESSES.items() if n.startswith(("ld_", "atom_"))}
+
+
+@pytest.mark.parametrize("name", sorted(_remote_accesses()))
+def test_every_access_kind_reaches_the_partner(name):
+    """Through the partner's address, CTA c sees what CTA c ^ 1 sees through its own (each
+    CTA's words differ), for ptxas's cubin and ours."""
+    body = _remote_accesses()[name]
+    results = {}
+    for partner in (False, True):
+        for who, cubin, check in _both(_access_ptx(body, partner), "sm_90"):
+            out = np.zeros(4 * 64, np.uint32)
+            res = run(cubin, "k", 4, 64, [out], hazard_check=check, cluster=(2, 1, 1))
+            assert not (check and res.hazards), [str(h) for h in res.hazards[:3]]
+            results[who, partner] = out.reshape(4, 64)
+    for who in ("ptxas", "ours"):
+        own, remote = results[who, False], results[who, True]
+        assert (remote == own[[1, 0, 3, 2]]).all(), who
+        assert not (own[0] == own[1]).all()
+    assert (results["ptxas", True] == results["ours", True]).all()
