@@ -10,7 +10,11 @@ Textures and surfaces (emu.textures): `"textures": {NAME: {"kind": "texture"|"su
 "bind": "tex0"}}` makes an object, bound to the module `.texref`/`.surfref` variable `bind`
 if given; a parameter `{"texture": NAME}` passes its bindless handle; "descriptor" sets
 txq/suq header fields other than the dimensions (emu.textures.descriptor_fields gives the
-others). Surfaces are written back to DIR/<NAME>.bin."""
+others). Surfaces are written back to DIR/<NAME>.bin.
+
+Thread-block clusters (sm_90+): `"cluster": [x, y, z]` launches the grid as clusters of that
+shape (emu.launch.run's `cluster`); without it a kernel declaring `.reqnctapercluster` runs
+with its shape, an `.explicitcluster` one as 1x1x1 clusters, any other without clusters."""
 from __future__ import annotations
 
 import argparse
@@ -37,7 +41,7 @@ def _parse_launch(path: Path) -> dict:
         raise LaunchFileError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(spec, dict):
         raise LaunchFileError(f"{path}: expected a JSON object")
-    for key in ("grid", "block"):
+    for key in ("grid", "block") + (("cluster",) if "cluster" in spec else ()):
         v = spec.get(key, [1, 1, 1])
         if not (isinstance(v, list) and 1 <= len(v) <= 3 and all(isinstance(x, int) and x > 0 for x in v)):
             raise LaunchFileError(f"{path}: '{key}' must be a list of 1-3 positive integers")
@@ -150,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                              reconverge=args.reconverge, trace=args.sm_model,
                              objects=list(objects.values()),
                              textures={d["bind"]: objects[n] for n, d in (spec.get("textures") or {}).items()
-                                       if "bind" in d})
+                                       if "bind" in d},
+                             cluster=spec.get("cluster"))
     except EmuFault as e:
         print(f"ptx2sass-emu: {e}", file=sys.stderr)
         return 1

@@ -459,6 +459,10 @@ class Lanes:
             raise EmuFault(f"{dst.file}{dst.index} is not a predicate")
 
 
+# A shared address's CTA rank in its cluster starts at this bit (sm_90+ shared::cluster)
+SHARED_RANK_SHIFT = 24
+
+
 class SharedLanes:
     """Shared memory as the lanes see it: each lane addresses its own CTA's."""
 
@@ -470,15 +474,40 @@ class SharedLanes:
         offsets = offsets.astype(U64)
         check_alignment(offsets, size, "shared")
         limit = m.shared_bytes
-        over = offsets.astype(I64) + size > limit
+        if m.launch.cluster_size > 1:          # bounds of the offset in the named CTA's
+            over = (offsets & U64((1 << SHARED_RANK_SHIFT) - 1)).astype(I64) + size > limit
+        else:
+            over = offsets.astype(I64) + size > limit
         if np.count_nonzero(over):
             a = int(offsets[np.argmax(over)])
+            if m.launch.cluster_size == 1 and a >> SHARED_RANK_SHIFT and not m.launch.cluster_launch:
+                raise EmuFault(f"shared::cluster address 0x{a:x} names CTA rank {a >> SHARED_RANK_SHIFT}: "
+                               "the launch has no clusters (each CTA a cluster of one; pass cluster=)")
             raise EmuFault(f"out-of-bounds {size}-byte shared access at offset 0x{a:x} "
                            f"(shared memory is {limit} bytes)")
         lanes = self.lanes
+        if m.launch.cluster_size > 1:
+            return self._cluster_at(pos, offsets)
         if lanes.warp >= 0:
             return offsets + U64(m.shared_base_of_warp[lanes.warp])
         return offsets + m.shared_base_of_warp[lanes.idx[pos] >> 5]
+
+    def _cluster_at(self, pos: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """In a cluster launch a shared address is a shared::cluster one: the CTA's rank
+        in its cluster from bit 24 (ptxas: SR_CgaCtaId << 24, `mapa`), the offset in that
+        CTA's shared memory below; the cluster's CTAs sit consecutively in rank order in
+        the machine (Launch.cta_order). A rank outside the cluster faults."""
+        m = self.lanes.m
+        lanes = self.lanes
+        warps = np.full(len(offsets), lanes.warp) if lanes.warp >= 0 else lanes.idx[pos] >> 5
+        rank = (offsets >> U64(SHARED_RANK_SHIFT)).astype(I64)
+        low = offsets & U64((1 << SHARED_RANK_SHIFT) - 1)
+        if np.count_nonzero(rank >= m.launch.cluster_size):
+            a = int(offsets[np.argmax(rank >= m.launch.cluster_size)])
+            raise EmuFault(f"shared::cluster address 0x{a:x} names CTA rank {a >> SHARED_RANK_SHIFT}, "
+                           f"outside the cluster of {m.launch.cluster_size}")
+        cta = m.cluster_first_of_warp[warps] + rank
+        return low + cta.astype(U64) * U64(m.shared_stride)
 
     def load(self, pos: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
         m = self.lanes.m

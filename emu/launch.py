@@ -132,6 +132,12 @@ def _driver_cbank(arch: str) -> dict:
     return got
 
 
+def has_clusters(arch: str) -> bool:
+    """Whether `arch` launches thread-block clusters (sm_90+: shared::cluster addresses)."""
+    from ptx2sass.encoder.arch import target
+    return bool(getattr(target(arch), "cluster_shared_addresses", False))
+
+
 def _dims(v) -> tuple[int, int, int]:
     if isinstance(v, int):
         v = (v,)
@@ -207,7 +213,8 @@ class Launch:
     """Everything a running kernel can see that is not per-CTA or per-warp."""
 
     def __init__(self, program: KernelProgram, grid, block, dynamic_shared_bytes: int = 0,
-                 budget: int = DEFAULT_BUDGET, hazard_check: bool = True, reconverge: str = "optimistic"):
+                 budget: int = DEFAULT_BUDGET, hazard_check: bool = True, reconverge: str = "optimistic",
+                 cluster=None):
         handlers, prepare = load_all()
         # "optimistic": lanes at the same PC run together (structured code reconverges at
         # once); "explicit": diverged lanes meet again only at BSYNC, WARPSYNC or a CTA
@@ -216,6 +223,7 @@ class Launch:
         # as the shape's template has them
         self.__dict__.update(_shape(program, grid, block, dynamic_shared_bytes, reconverge))
         self.program = program
+        self._cluster_shape(cluster)
         self.gmem = GlobalMemory()
         self.budget = Budget(budget)
         self.bar_counts: dict = {}
@@ -236,6 +244,44 @@ class Launch:
         self.steps = self.decoded.steps
         # warps that may contend through atomics run one at a time (machine._run_rounds)
         self.sequential = self.decoded.atomics
+
+    # Not a cluster launch: each CTA a cluster of its own (the driver's cluster-launch word 0)
+    cluster = (1, 1, 1)
+    cluster_size = 1
+    cluster_launch = False
+
+    def _cluster_shape(self, cluster) -> None:
+        """The launch's thread-block clusters: `cluster` (x, y, z CTAs), else the shape the
+        kernel declares (`.reqnctapercluster`), else, for an `.explicitcluster` kernel, 1x1x1
+        clusters; a cluster launch sets the driver's cluster-launch word. The grid must be
+        whole clusters (as cudaLaunchKernelEx asks), a cluster at most 16 CTAs (H100's
+        non-portable limit)."""
+        prog = self.program
+        if cluster is None:
+            cluster = prog.cluster_dims or ((1, 1, 1) if prog.explicit_cluster else None)
+        if cluster is None:
+            return
+        dims = _dims(cluster)
+        if not has_clusters(prog.arch):
+            raise EmuFault(f"{prog.arch} has no thread-block clusters", kernel=prog.name)
+        if prog.cluster_dims and dims != tuple(prog.cluster_dims):
+            raise EmuFault(f"cluster {dims} differs from the kernel's .reqnctapercluster "
+                           f"{tuple(prog.cluster_dims)}", kernel=prog.name)
+        if any(g % c for g, c in zip(self.grid, dims)):
+            raise EmuFault(f"grid {self.grid} is not a whole number of {dims} clusters", kernel=prog.name)
+        size = dims[0] * dims[1] * dims[2]
+        if size > 16:
+            raise EmuFault(f"cluster {dims} has more than 16 CTAs", kernel=prog.name)
+        self.cluster, self.cluster_size, self.cluster_launch = dims, size, True
+
+    def cta_order(self) -> list[tuple[int, int, int]]:
+        """The grid's CTA ids, cluster by cluster (clusters x fastest), each cluster's CTAs
+        in rank order (%cluster_ctarank: x fastest), so that a batch of whole clusters is a
+        run of consecutive entries and a CTA's rank-0 partner sits `rank` entries before it."""
+        gx, gy, gz = self.grid
+        cx, cy, cz = self.cluster
+        return [(X + x, Y + y, Z + z) for Z in range(0, gz, cz) for Y in range(0, gy, cy) for X in range(0, gx, cx)
+                for z in range(cz) for y in range(cy) for x in range(cx)]
 
     # Made on first use (most launches flag no convergence hazard and bind no texture).
     @property
@@ -425,7 +471,7 @@ class Launch:
         than running)."""
         prog = self.program
         key = (type(self), prog.arch, prog.param_base, prog.param_bytes, prog.shared_bytes, self.grid,
-               self.block, self.shared_total, self.local_bytes)
+               self.block, self.shared_total, self.local_bytes, self.cluster_launch and self.cluster)
         cache = prog.__dict__.setdefault("_bank0_cache", {})
         words = cache.get(key)
         if words is None or cache.get("template") is not prog.const0_template:
@@ -468,11 +514,16 @@ class Launch:
                   "reserved_smem": ("<I", 0), "reserved_smem_end": ("<I", self.shared_total),
                   "reserved_smem_1": ("<I", self.shared_total), "graph_exec": ("<Q", 0),
                   "aggr_smem_limit": ("<I", self.AGGR_SMEM_LIMIT),
-                  # not a cluster launch: each CTA is a 1x1x1 cluster of its own (PTX ISA:
-                  # %cluster_nctaid 1, %nclusterid = %nctaid, %cluster_nctarank 1)
-                  "cluster_nctaid": ("<III", (1, 1, 1)), "cluster_rcp": ("<fff", (1.0, 1.0, 1.0)),
-                  "nclusterid": ("<III", tuple(self.grid)), "cluster_nctarank": ("<I", 1),
-                  "cluster_launch": ("<I", 0)}     # %is_explicit_cluster false
+                  # the cluster shape (not a cluster launch: each CTA a 1x1x1 cluster of its
+                  # own, PTX ISA: %cluster_nctaid 1, %nclusterid = %nctaid, %cluster_nctarank
+                  # 1), its float reciprocals (ptxas divides %ctaid.y/.z by them), the grid
+                  # in clusters, the CTAs of one, and whether this is a cluster launch
+                  # (%is_explicit_cluster; ptxas's barrier.cluster tests it)
+                  "cluster_nctaid": ("<III", tuple(self.cluster)),
+                  "cluster_rcp": ("<fff", tuple(1.0 / c for c in self.cluster)),
+                  "nclusterid": ("<III", tuple(g // c for g, c in zip(self.grid, self.cluster))),
+                  "cluster_nctarank": ("<I", self.cluster_size),
+                  "cluster_launch": ("<I", int(self.cluster_launch))}
         from ptx2sass.encoder.arch import target
         info = target(self.program.arch)
         for key, at in info.cluster_size_cbank:      # the entry SR_CgaSize selects
@@ -491,9 +542,14 @@ class Launch:
                 scalar.run(self)
             return
         gx, gy, gz = self.grid
-        ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        if self.cluster_size == 1:
+            ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        else:
+            ctaids = self.cta_order()
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
-        batch = 1 if self.sequential else max(1, BATCH_LANES // per_cta)
+        # whole clusters: a cluster's CTAs are resident together, on one machine
+        per = self.cluster_size
+        batch = per if self.sequential else max(1, BATCH_LANES // (per_cta * per)) * per
         with gc_paused(), fp_quiet():
             for start in range(0, len(ctaids), batch):
                 machine = Machine(self, ctaids[start:start + batch])
@@ -508,7 +564,7 @@ class Launch:
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
         program: KernelProgram | None = None, reconverge: str = "optimistic",
-        timing=None, trace: bool = False, textures: dict | None = None) -> LaunchResult:
+        timing=None, trace: bool = False, textures: dict | None = None, cluster=None) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
@@ -520,10 +576,13 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
     `trace=True` records the instruction trace the SM timing model replays
     (`result.trace`, see emu.timing). A `emu.textures.Texture`/`Surface` in `params` is a
     bindless handle (a `.u64` parameter); `textures` binds them to module `.texref`/`.surfref`
-    variables by name. Surfaces are written in place."""
+    variables by name. Surfaces are written in place. `cluster` (x, y, z CTAs): a cluster
+    launch (sm_90+), whose CTAs run together and reach each other's shared memory; by
+    default the kernel's own `.reqnctapercluster` shape (1x1x1 for an `.explicitcluster`
+    kernel without one), else no clusters (each CTA a cluster of one, cluster-launch word 0)."""
     if program is None:
         program = load_program(cubin, kernel, decoder)
-    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster)
     _attach_timing(launch, hazard_check, trace, timing)
     for name, obj in (textures or {}).items():
         launch.bind(name, obj)
@@ -583,13 +642,13 @@ def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffer
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
                 hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False,
                 objects: list = (), textures: dict | None = None, shared_fill: int = 0,
-                timing=None) -> LaunchResult:
+                timing=None, cluster=None) -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them.
     `objects`: Textures/Surfaces bound first, as handles 1, 2, … (parameters name them by
     their handle value); `textures`: module `.texref`/`.surfref` bindings by name;
     `shared_fill`: the byte shared memory holds before the kernel writes it; `timing`: the
-    checker's class, as `run`'s."""
-    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge)
+    checker's class, as `run`'s; `cluster`: as `run`'s."""
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster)
     launch.shared_fill = shared_fill
     _attach_timing(launch, hazard_check, trace, timing)
     for obj in objects:

@@ -103,6 +103,7 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
         words={off: int.from_bytes(text[off:off + 16], "little") for off in range(0, len(text) - 15, 16)},
     )
     program.params = list(k.params)
+    _cluster_records(k, program)
     program.debug_build = unscheduled(ins for _, ins in instructions)
     program.code_bases = {f".text.{fn}": place.base for fn, place in layout.items()}
     program.warp_sync_offsets = _warp_sync_offsets(layout)
@@ -111,6 +112,18 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
         # `.nv.constant2.<kernel>`: literals and jump/call tables the code reads as c[0x2].
         program.const_banks[2] = bytes(k.const2)
     return program
+
+
+def _cluster_records(k, program: KernelProgram) -> None:
+    """The kernel's cluster shape (`.reqnctapercluster`: EIATTR_CTA_PER_CLUSTER, three
+    words) and `.explicitcluster` (EIATTR_EXPLICIT_CLUSTER), which the driver launches with."""
+    for r in getattr(k, "extra_attributes", None) or ():
+        if r.name == "CTA_PER_CLUSTER" and len(r.payload) >= 12:
+            dims = tuple(r.u32s()[:3])
+            if all(d >= 1 for d in dims):
+                program.cluster_dims = dims
+        elif r.name == "EXPLICIT_CLUSTER":
+            program.explicit_cluster = True
 
 
 # ptxas writes 0xFFFFFFFF as the stack size of recursive code (not knowable); the driver then

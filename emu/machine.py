@@ -52,6 +52,8 @@ LANE_BITS = (np.uint64(1) << np.arange(LANES, dtype=np.uint64)).astype(np.uint64
 _LANE = np.arange(LANES, dtype=np.int64)
 
 _NO_PC = np.iinfo(np.int64).max
+# The barrier id lanes at UCGABAR_WAIT wait on (AT_BAR): not a CTA barrier's (0..15)
+CLUSTER_BARRIER = 1 << 20
 # Explicit reconvergence: a group that keeps the warp this many scheduling decisions in a row
 # (branches, mostly) hands it to another ready group, so that spin-waits between lanes of
 # one warp make progress as under the hardware's fair scheduling.
@@ -102,6 +104,12 @@ def lane_bits(idx: np.ndarray, warps: np.ndarray) -> np.ndarray:
 
 
 _GEOMETRY: dict = {}
+
+
+def _rank(ctaid, cluster) -> int:
+    """A CTA's rank in its cluster (%cluster_ctarank): its place in the cluster, x fastest."""
+    cx, cy, cz = cluster
+    return ctaid[0] % cx + cx * (ctaid[1] % cy + cy * (ctaid[2] % cz))
 
 
 def _geometry(block, ncta: int):
@@ -430,6 +438,8 @@ class Warp(Lanes):
                 parts.append(f"lane {lane} at BSYNC B{int(self.wait_arg[lane])} (pc 0x{int(self.pc[lane]) - 16:x})")
             elif s == AT_WARPSYNC:
                 parts.append(f"lane {lane} at WARPSYNC 0x{int(self.wait_arg[lane]):x}")
+            elif s == AT_BAR and int(self.wait_arg[lane]) == CLUSTER_BARRIER:
+                parts.append(f"lane {lane} at UCGABAR_WAIT (barrier.cluster)")
             elif s == AT_BAR:
                 parts.append(f"lane {lane} at BAR {int(self.wait_arg[lane])}")
         return "; ".join(parts[:4]) + (" …" if len(parts) > 4 else "")
@@ -583,6 +593,17 @@ class Machine:
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
         "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))
         * np.uint64(m.shared_stride),
+        # Thread-block clusters (a cluster launch puts whole clusters on one machine, each
+        # cluster's CTAs consecutive in rank order: Launch.cta_order): per CTA its rank, per
+        # warp its CTA's rank (SR_CgaCtaId) and the machine index of its cluster's rank-0 CTA
+        "cta_rank": lambda m: np.array([_rank(c, m.launch.cluster) for c in m.ctaids], dtype=np.int64),
+        "cga_rank_of_warp": lambda m: np.repeat(m.cta_rank.astype(np.uint32), m.warps_per_cta),
+        "cluster_first_of_warp": lambda m: np.repeat(np.arange(len(m.ctaids), dtype=np.int64) - m.cta_rank,
+                                                     m.warps_per_cta),
+        # barrier.cluster (UCGABAR_ARV / UCGABAR_WAIT, emu.ops_cluster): per lane its
+        # arrivals, per CTA (its cluster's rank-0 CTA's entry counts) the completed phases
+        "cga_arrived": lambda m: np.zeros(m.nlanes, dtype=np.int64),
+        "cga_done": lambda m: np.zeros(len(m.ctaids), dtype=np.int64),
     }
 
     def __getattr__(self, name):
@@ -1151,10 +1172,17 @@ class Machine:
         """BAR.SYNC/BAR.RED: release a barrier once every live thread (or the count it asks
         for) has arrived. Reductions (AND/OR/POPC) of the arriving threads' predicates are
         kept per warp for B2R."""
+        released = False
+        if "cga_arrived" in self.__dict__:
+            released = self._release_cluster_barriers()
         if self.timing is None and not self.explicit and not self.launch.bar_counts:
             fast = self._release_barriers_at_once(ctas)
             if fast is not None:
-                return fast
+                return fast or released
+        return self._release_cta_barriers(ctas) or released
+
+    def _release_cta_barriers(self, ctas) -> bool:
+        """_release_barriers' CTA barriers, CTA by CTA."""
         released = False
         per = self.warps_per_cta * LANES
         for c in ctas:
@@ -1166,7 +1194,7 @@ class Machine:
                 continue
             args = self.wait_arg[s]
             live = int((st != EXITED).sum())
-            for b in sorted(set(args[at].tolist())):
+            for b in sorted(set(args[at].tolist()) - {CLUSTER_BARRIER}):
                 here = at & (args == b)
                 arrived = int(here.sum())
                 expected = self.launch.bar_counts.get((id(cta), b)) or live
@@ -1213,8 +1241,8 @@ class Machine:
         args = self.wait_arg[:n * per].reshape(n, per)[sel]
         waiting = args[at]
         b = int(waiting[0])
-        if np.count_nonzero(waiting != b):
-            return None                     # more than one barrier waited on
+        if np.count_nonzero(waiting != b) or b == CLUSTER_BARRIER:
+            return None                     # more than one barrier waited on, or a cluster's
         arrived = np.count_nonzero(at, axis=1)
         live = np.count_nonzero(st != EXITED, axis=1)
         go = (arrived > 0) & (arrived >= live)
@@ -1247,6 +1275,47 @@ class Machine:
         last[dirty] = b
         self.dirty.update(dirty)
         return True
+
+    def _release_cluster_barriers(self) -> bool:
+        """barrier.cluster: a phase completes once every live thread of the cluster has
+        arrived (UCGABAR_ARV) once more than the phases completed; UCGABAR_WAIT's lanes
+        (AT_BAR on CLUSTER_BARRIER) go on once the phase of their last arrival has."""
+        per = self.warps_per_cta * LANES
+        n = len(self.ctaids)
+        state = self.state[:n * per].reshape(n, per)
+        arrived = self.cga_arrived[:n * per].reshape(n, per)
+        live = state != EXITED
+        size = self.launch.cluster_size
+        released = False
+        for first in range(0, n, size):
+            rows = slice(first, first + size)
+            alive = live[rows]
+            if not np.count_nonzero(alive):
+                continue
+            done = int(arrived[rows][alive].min())
+            if done > self.cga_done[first]:
+                self.cga_done[first] = done
+            waiting = (state[rows] == AT_BAR) & (self.wait_arg[:n * per].reshape(n, per)[rows] == CLUSTER_BARRIER)
+            here = waiting & (arrived[rows] <= self.cga_done[first])
+            if not np.count_nonzero(here):
+                continue
+            st = state[rows]
+            st[here] = READY
+            state[rows] = st
+            if "excl" in self.__dict__:
+                e = self.excl[:n * per].reshape(n, per)[rows]
+                e[here] = 0
+            on = here.reshape(-1, LANES).any(axis=1).nonzero()[0]
+            ws = on + first * self.warps_per_cta
+            if self.timing is not None:
+                self.timing.barrier_release(self, ws)
+            flat = here.reshape(-1, LANES)
+            for k, w in zip(on.tolist(), ws.tolist()):
+                if self.explicit:
+                    self.warp(w).merge_lanes(flat[k].copy(), FULL)
+            self.dirty.update(ws.tolist())
+            released = True
+        return released
 
     def _deadlock(self) -> None:
         for w in range(self.nwarps):

@@ -129,8 +129,10 @@ def special_value(w, name: str) -> np.ndarray:
     if name == "SR_CgaSize":
         from .launch import CGA_SIZE
         return np.array([CGA_SIZE], dtype=U32)
-    if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ",
-                "SR_VIRTID", "SR_CgaCtaId"):
+    if name == "SR_CgaCtaId":               # the CTA's rank in its cluster (%cluster_ctarank)
+        ranks = w.m.cga_rank_of_warp
+        return ranks[w.warp:w.warp + 1] if w.warp >= 0 else ranks[w.wl]
+    if name in ("SR_VIRTUALSMID", "SR_SMID", "SR_NSMID", "SR_GRIDID", "SRZ", "SR_VIRTID"):
         return np.zeros(1, dtype=U32)
     if name == "SR_VIRTCFG":                # bits 8..15: warps per SM (64, as on an H100)
         return np.array([64 << 8], dtype=U32)

@@ -8,7 +8,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
 from . import fp
 from .errors import EmuFault
-from .lanes import reg, widen
+from .lanes import SHARED_RANK_SHIFT, reg, widen
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .registry import semantics
 
@@ -113,10 +113,8 @@ def _generic(w, a, size, lanes, data):
         else:
             w.launch.gmem.store(a[glob], data[glob])
     if in_shared.any():
+        # (a shared::cluster address: another rank's reaches that CTA's, SharedLanes)
         off = a[in_shared] - U64(SHARED_WINDOW)
-        if np.any(off >> U64(CLUSTER_RANK_SHIFT)):
-            raise EmuFault(f"generic access to another CTA's shared memory (0x{int(a[in_shared][0]):x}): "
-                           "cluster launches are not modelled")
         if data is None:
             out[in_shared] = w.shared.load(lane_ids[in_shared], off, size)
         else:
@@ -447,7 +445,7 @@ def _atomic(w, s, mask, space, has_result):
         # the shared unit has it (32-bit integer operations, CAS and EXCH); elsewhere it
         # does nothing, and its predicate (when not PT) says so: ptxas then runs its own
         # code for shared (a compare-and-swap loop) or local memory (a load and a store).
-        shared, distributed, local = generic_windows(addrs)
+        shared, distributed, local = generic_windows(addrs, own_rank(w))
         # (what the shared unit lacks: float additions and 64-bit arithmetic/logic; CAS,
         # EXCH and sm_8x's mbarrier ATOM.E.ARRIVE.64 it has. Another CTA's shared memory
         # (sm_90+ clusters) does all but the f32/f64 additions: ptxas's only QSPC.E.D loops)
@@ -772,7 +770,7 @@ def op_qspc(w, s, active, mask):
     if not (isinstance(d, Reg) and d.is_zero):
         raise EmuFault(f"{s.ins.mnemonic} with a register result is not modelled")
     addr = address(w, mem, "E" in s.ins.modifiers)
-    shared, distributed, local = generic_windows(addr)
+    shared, distributed, local = generic_windows(addr, own_rank(w))
     space = next((m for m in s.ins.modifiers if m in ("S", "D", "L", "G")), None)
     if space is None:
         raise EmuFault(f"{s.ins.mnemonic}: which space it asks about is not known")
@@ -781,19 +779,24 @@ def op_qspc(w, s, active, mask):
 
 
 # A shared-window address's low word is a shared::cluster address on sm_90+: the CTA's rank
-# in its cluster from this bit (ptxas: SR_CgaCtaId << 24). The emulator launches no cluster
-# of more than one CTA, so every CTA is rank 0 (SR_CgaCtaId reads 0).
-CLUSTER_RANK_SHIFT = 24
-OWN_CLUSTER_RANK = 0
+# in its cluster from this bit (ptxas: SR_CgaCtaId << 24); a launch without clusters makes
+# every CTA rank 0 of a cluster of one.
+CLUSTER_RANK_SHIFT = SHARED_RANK_SHIFT
 
 
-def generic_windows(addr: np.ndarray):
+def own_rank(w) -> np.ndarray:
+    """Per lane (or one value for a warp), its CTA's rank in its cluster."""
+    ranks = w.m.cga_rank_of_warp
+    return (ranks[w.warp:w.warp + 1] if w.warp >= 0 else ranks[w.wl]).astype(U64)
+
+
+def generic_windows(addr: np.ndarray, rank_here=U64(0)):
     """Per lane, whether a generic address is in this CTA's shared memory (QSPC.E.S), in
     another CTA's of the cluster (QSPC.E.D: the shared window, another rank) or in local
-    memory (QSPC.E.L); the rest is global."""
+    memory (QSPC.E.L); the rest is global. `rank_here`: the lanes' own ranks."""
     window = (addr >= U64(SHARED_WINDOW)) & (addr < U64(SHARED_WINDOW + WINDOW_SIZE))
     rank = ((addr - U64(SHARED_WINDOW)) >> U64(CLUSTER_RANK_SHIFT)) & U64(0xFF)
-    own = rank == U64(OWN_CLUSTER_RANK)
+    own = rank == rank_here
     local = (addr >= U64(LOCAL_WINDOW)) & (addr < U64(LOCAL_WINDOW + WINDOW_SIZE))
     return window & own, window & ~own, local
 

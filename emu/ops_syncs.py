@@ -228,12 +228,3 @@ def op_stas(w, s, active, mask):
     for lane in lanes:
         v = _read64(w, bars, lane)
         _write64(w, bars, lane, update(v, 0, -size, False))
-
-
-@semantics("UCGABAR_ARV", "UCGABAR_WAIT", vector=True)
-def op_cluster_barrier(w, s, active, mask):
-    """barrier.cluster's arrive/wait in a cluster launch. The emulator launches no clusters
-    (each CTA is a cluster of one, and the driver's cluster-launch word c[0x0][0x140] is 0, so
-    ptxas's and our code take the BAR.SYNC path): reaching one is not modelled."""
-    if mask.any():
-        raise EmuFault(f"{s.ins.opcode}: cluster launches are not modelled")

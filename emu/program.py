@@ -50,6 +50,11 @@ class KernelProgram:
     warp_sync_offsets: set[int] | None = None
     # REDUXes that test whether their lanes are together (emu.convergence.presence_probes)
     presence_probes: set[int] | None = None
+    # The cluster shape ptxas records for `.reqnctapercluster` (EIATTR_CTA_PER_CLUSTER) and
+    # whether the kernel must be launched as a cluster (`.explicitcluster`,
+    # EIATTR_EXPLICIT_CLUSTER): a launch that names no cluster uses them (emu.launch)
+    cluster_dims: tuple[int, int, int] | None = None
+    explicit_cluster: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,11 +68,11 @@ class DataAddress:
 
 # Semantics modules whose handlers may change lane PCs or states (branches, calls, exits,
 # convergence and CTA barriers); the machine keeps a group running on only across others.
-CONTROL_MODULES = {"ptx2sass.emu.ops_control"}
+CONTROL_MODULES = {"ptx2sass.emu.ops_control", "ptx2sass.emu.ops_cluster"}
 # Read-modify-write memory operations: warps that use them may contend.
 ATOMICS = {"ATOM", "ATOMG", "ATOMS", "RED", "REDG"}
 # Instructions after which CTA barriers may complete (arrivals, exits).
-RELEASING = {"BAR", "EXIT", "KILL"}
+RELEASING = {"BAR", "EXIT", "KILL", "UCGABAR_ARV", "UCGABAR_WAIT"}
 
 
 @dataclass(eq=False)

@@ -50,7 +50,7 @@ def load_all() -> tuple[dict[str, Callable], dict[str, Callable]]:
     global _LOADED
     if not _LOADED:
         from . import ops_control, ops_float, ops_half, ops_int, ops_memory, ops_mma, ops_syncs, ops_texture, ops_warp  # noqa: F401
-        from . import ops_bulk, ops_gmma, ops_tmem, ops_utcmma  # noqa: F401
+        from . import ops_bulk, ops_cluster, ops_gmma, ops_tmem, ops_utcmma  # noqa: F401
         from . import ops_blackwell  # noqa: F401  (after ops_int: its MOV/IMNMX take the 64-bit forms too)
         _LOADED = True
     return HANDLERS, PREPARE

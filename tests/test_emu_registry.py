@@ -20,8 +20,8 @@ def _owners(first: str) -> dict:
 
 def test_handlers_do_not_depend_on_import_order():
     plain = _owners("")
-    assert plain["DEPBAR"].endswith("ops_memory") and plain["UCGABAR_WAIT"].endswith("ops_syncs")
-    for first in ("ops_bulk", "ops_memory", "ops_syncs", "ops_int"):
+    assert plain["DEPBAR"].endswith("ops_memory") and plain["UCGABAR_WAIT"].endswith("ops_cluster")
+    for first in ("ops_bulk", "ops_memory", "ops_syncs", "ops_cluster", "ops_int"):
         owners = _owners(first)
         assert {k: v for k, v in owners.items() if k not in BLACKWELL_OVERRIDES} == \
             {k: v for k, v in plain.items() if k not in BLACKWELL_OVERRIDES}, first

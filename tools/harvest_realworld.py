@@ -10,7 +10,9 @@ Sources: `tests/corpus/realworld/src/*.cu` (nvcc `-O3`, CCCL headers from PyPI's
 `tests/corpus/realworld/src/numba_kernels.py` (`numba.cuda.compile_ptx`, PyPI's
 `numba-cuda` + `nvidia-cuda-nvrtc`; no GPU needed; `pip install -e .[harvest]`). Each is built for every arch in ARCHS;
 a build the NVIDIA tool refuses is recorded in the manifest with its message. Launches are
-described by `//@run {json}` (C++) or `RUNS` (Numba) next to the kernels; the manifest joins
+described by `//@run {json}` (C++: "grid", "block", "args", optional "smem" and "cluster",
+the thread-block cluster shape of an sm_90+ launch, tools.realworld) or `RUNS` (Numba) next
+to the kernels; the manifest joins
 them with the `.entry` names, and records the held-back split (tools.corpora.held_back of the
 source file) so reports never tune on the held-back quarter.
 

@@ -82,12 +82,24 @@ def _dim(v) -> tuple[int, int, int]:
     return tuple(v) if isinstance(v, list) else (v, 1, 1)
 
 
+def _cluster(cubin: bytes, run: dict):
+    """The annotation's `"cluster": [x, y, z]` (a cluster launch, cudaLaunchKernelEx's
+    cluster dimension) where the cubin's arch has clusters (sm_90+); None elsewhere, or
+    without the key (a kernel's own `__cluster_dims__` applies anyway: emu.launch.run)."""
+    if "cluster" not in run:
+        return None
+    from ptx2sass.emu.launch import has_clusters
+    from ptx2sass.encoder.cubin import read_cubin
+    return _dim(run["cluster"]) if has_clusters(read_cubin(cubin).arch) else None
+
+
 def emulate(cubin: bytes, entry: str, run: dict, seed: int = 0):
     """(LaunchResult, output buffers as bytes) for one launch."""
     from ptx2sass.emu.launch import run as emu_run
     params = launch_params(run, seed)
     result = emu_run(cubin, entry, _dim(run["grid"]), _dim(run["block"]), params,
-                     dynamic_shared_bytes=run.get("smem", 0), hazard_check=False)
+                     dynamic_shared_bytes=run.get("smem", 0), hazard_check=False,
+                     cluster=_cluster(cubin, run))
     return result, [p.tobytes() for p in params if isinstance(p, np.ndarray)]
 
 
