@@ -700,6 +700,9 @@ class Checker:
                         return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
+                    for severity, message in prefetch_checks.vector_diagnostics(op, ins.modifiers):
+                        self.error(message, ins, severity)
+                        self.errors[-1].among_errors = severity == "warning"
                     for problem in prefetch_checks.problems(op, ins.modifiers, ins.operands):
                         self.error(problem, ins)
                     for operand in ins.operands:

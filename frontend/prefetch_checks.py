@@ -21,8 +21,24 @@ _TYPES = frozenset((".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32
                     ".f64", ".pred", ".tf32"))
 
 
+VECTORS = (".v2", ".v4", ".v8")
+VECTOR_WARNING = "Vector Type not specified properly"
+
+
+def vector_diagnostics(opcode: str, modifiers: tuple) -> list[tuple[str, str]]:
+    """(severity, message) for a vector qualifier on prefetch/prefetchu without a type (ptxas
+    13.5: the error, and a warning before it when the qualifier comes first, after it
+    otherwise); a typed one is left to `problems`' type error."""
+    if not any(m in VECTORS for m in modifiers) or any(m in _TYPES for m in modifiers):
+        return []
+    error = ("error", f"Vector qualifier is not allowed for instruction '{opcode}'")
+    warning = ("warning", VECTOR_WARNING)
+    return [warning, error] if modifiers[0] in VECTORS else [error, warning]
+
+
 def problems(opcode: str, modifiers: tuple, operands: list) -> list[str]:
     """ptxas's messages for a prefetch or prefetchu instruction, in its order."""
+    modifiers = tuple(m for m in modifiers if m not in VECTORS)     # (vector_diagnostics)
     out = []
     levels = [m for m in modifiers if m in _LEVELS]
     if len(levels) > 1:

@@ -133,6 +133,12 @@ CASES: dict[str, str] = {
     "called_extern_unresolved": FUNC_F + ".extern .func g(.param .b32 x);\n"
                                 + kernel_calling("call g, (a0);")[len(HEADER):],
     "declared_func_never_defined": HEADER + ".func f() .noreturn;\n",
+    "prefetch_vector_after_space": HEADER + ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<2>;\n"
+                                   "ld.param.u64 %rd1, [p];\nprefetch.global.L2::evict_last.v2 [%rd1];\nret;\n}\n",
+    "prefetch_vector_first": HEADER + ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<2>;\n"
+                             "ld.param.u64 %rd1, [p];\nprefetch.v4.global.L1 [%rd1];\nret;\n}\n",
+    "prefetchu_vector": HEADER + ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<2>;\n"
+                        "ld.param.u64 %rd1, [p];\nprefetchu.L1.v2 [%rd1];\nret;\n}\n",
     "noreturn_prototype_with_result": HEADER + ".visible .func (.param .b32 r) f1(.param .b32 a) .noreturn;\n"
                                       ".visible .entry k()\n{\nret;\n}\n",
     "perf_directive_on_declaration": HEADER + ".visible .entry k() .maxnreg 32;\n",
