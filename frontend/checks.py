@@ -695,6 +695,10 @@ class Checker:
                 if cp_async_arrive.applies(op, ins.modifiers):
                     if self.reported(cp_async_arrive.problems(ins.modifiers, ins.operands), ins, scope):
                         return
+                if op == "cp" and ".tensor" in ins.modifiers:
+                    from ptx2sass.frontend import tensor_copy_checks
+                    if self.reported(tensor_copy_checks.problems(ins.modifiers, ins.operands), ins, scope):
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for problem in prefetch_checks.problems(op, ins.modifiers, ins.operands):
@@ -1354,7 +1358,8 @@ class Checker:
                 tcgen05.target_problems(ins, self.target_name, self.version)
         if op == "tcgen05":
             problems += tcgen05.kind_target_problems(ins, self.target_name, self.version)
-        if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
+        if (op in isa.ARCH_SPECIFIC_OPCODES or op == "tensormap" and ins.modifiers[:1] == (".replace",)) \
+                and self.target_name[-1:] not in ("a", "f"):
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")

@@ -1,0 +1,156 @@
+"""The Tensor Memory Accelerator's copies on sm_90 and the blackwell archs (issues 15, 18):
+`cp.async.bulk.tensor` (UTMALDG / UTMASTG), `cp.reduce.async.bulk.tensor` (UTMAREDG),
+`cp.async.bulk.prefetch.tensor` (UTMAPF.L2), refused before (isel/tensor_copy.py).
+
+The emulator cannot run the copies (the tensor map's format is not public: EmuFault), so
+each test records what every issue of a UTMA* instruction names, lane by lane, in ptxas's
+cubin and in ours: its mnemonic with modifiers and the values of its uniform operands by
+role (the shared address and mbarrier, the coordinates, the packed im2col offsets and
+multicast mask, the tensor map's address, the cache policy). ptxas's registers differ
+from ours; the values in each role must not."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ptx2sass import CompileError, codegen, oracle
+from ptx2sass.emu import ops_bulk, registry
+from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.launch import run
+
+HEAD = """.version {v}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 tmap, .param .u32 c0, .param .u64 pol)
+{{
+.reg .b64 %rd<8>, %pol;
+.reg .b32 %r<16>, %sa, %sb, %bar, %tx;
+.reg .b16 %h<4>;
+.reg .pred %p;
+.shared .align 128 .b8 sbuf[8192];
+.shared .align 8 .b64 mbar;
+ld.param.u64 %rd1, [tmap];
+ld.param.u32 %r1, [c0];
+ld.param.u64 %pol, [pol];
+mov.u32 %tx, %tid.x;
+mov.u32 %sa, sbuf;
+mov.u32 %bar, mbar;
+and.b32 %r6, %tx, 3;
+add.s32 %r2, %r6, 3;
+add.s32 %r3, %tx, 5;
+add.s32 %r4, %r6, 7;
+add.s32 %r5, %tx, 9;
+cvt.u16.u32 %h1, %r6;
+add.u16 %h2, %h1, 2;
+mad.lo.u32 %sb, %r6, 128, %sa;
+mul.wide.u32 %rd2, %r6, 0;
+add.s64 %rd3, %rd1, %rd2;
+setp.lt.u32 %p, %tx, 40;
+"""
+TAIL = "ret;\n}\n"
+L = "cp.async.bulk.tensor"
+LOAD = ".shared::cluster.global"
+MB = ".mbarrier::complete_tx::bytes"
+
+
+def _coords(n: int, per_lane: bool) -> str:
+    regs = ["%r1", "%r2", "%r3", "%r4", "%r5"] if per_lane else ["%r1", "7", "9", "11", "13"]
+    return "{" + ", ".join((regs[1:] + regs[:1])[:n] if n < 5 else regs) + "}"
+
+
+CASES = {
+    # loads: dims 1-5, tile, uniform and per-lane operands
+    **{f"load{n}d": f"{L}.{n}d{LOAD}{MB} [sbuf], [%rd1, {_coords(n, False)}], [mbar];" for n in range(1, 6)},
+    **{f"load{n}d_lane": f"{L}.{n}d{LOAD}.tile{MB} [%sb], [%rd3, {_coords(n, True)}], [%bar];"
+       for n in range(1, 6)},
+    "load_hint": f"{L}.2d{LOAD}{MB}.L2::cache_hint [%sa], [%rd1, {{%r2, %r3}}], [%bar], %pol;",
+    "load_multicast": f"{L}.2d{LOAD}{MB}.multicast::cluster [%sa], [%rd1, {{%r2, %r3}}], [%bar], %h2;",
+    "load_multicast_hint": f"{L}.3d{LOAD}{MB}.multicast::cluster.L2::cache_hint [%sb], [%rd1, {{%r2, %r3, %r4}}], [%bar], %h1, %pol;",
+    "load_im2col3": f"{L}.3d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4}}], [%bar], {{%h1}};",
+    "load_im2col4": f"{L}.4d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}};",
+    "load_im2col5": f"{L}.5d{LOAD}.im2col{MB} [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar], {{%h2, %h1, %h2}};",
+    "load_im2col_multicast": f"{L}.4d{LOAD}.im2col{MB}.multicast::cluster [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}}, %h2;",
+    "load_guarded": f"@%p {L}.2d{LOAD}{MB} [%sa], [%rd1, {{%r2, %r3}}], [%bar];",
+    # stores, reductions
+    **{f"store{n}d": f"{L}.{n}d.global.shared::cta.bulk_group [%rd1, {_coords(n, n % 2 == 0)}], [sbuf];"
+       for n in range(1, 6)},
+    "store_im2col": f"{L}.3d.global.shared::cta.im2col_no_offs.bulk_group [%rd1, {{%r2, %r3, %r4}}], [%sb];",
+    "store_hint": f"{L}.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%rd1, {{%r2, %r3}}], [%sa], %pol;",
+    **{f"reduce_{op}": f"cp.reduce.async.bulk.tensor.{n}d.global.shared::cta.{op}.tile.bulk_group [%rd1, {_coords(n, True)}], [%sa];"
+       for n, op in ((1, "add"), (2, "min"), (3, "max"), (4, "inc"), (5, "dec"), (2, "and"), (2, "or"), (3, "xor"))},
+    "reduce_im2col_hint": "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group.L2::cache_hint [%rd1, {%r2, %r3, %r4}], [%sb], %pol;",
+    # prefetches
+    **{f"prefetch{n}d": f"cp.async.bulk.prefetch.tensor.{n}d.L2.global [%rd1, {_coords(n, n > 2)}];" for n in range(1, 6)},
+    "prefetch_im2col": "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col [%rd1, {%r2, %r3, %r4, %r5}], {%h1, %h2};",
+    "prefetch_hint": "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint [%rd1, {%r2, %r3}], %pol;",
+    "prefetch_guarded": "@%p cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r2, %r3}];",
+}
+ARCHS = {"sm_90": "8.0", "sm_100": "8.7", "sm_120": "8.7"}
+
+
+def kernel(case: str, arch: str = "sm_90") -> str:
+    return HEAD.format(v=ARCHS[arch], arch=arch) + CASES[case] + "\n" + TAIL
+
+
+def _issues(cubin: bytes, monkeypatch) -> list[tuple]:
+    """(mnemonic, block values, extra, map address, policy) per issue of a UTMA* copy,
+    sorted (the ELECT loop's order of lanes is ptxas's too, but a per-lane loop's is free)."""
+    seen = []
+    handlers, _ = registry.load_all()
+
+    def record(w, s, active, mask):
+        lanes = np.nonzero(np.broadcast_to(active, (w.width,)))[0]
+        if not len(lanes):
+            return None
+        lane = int(lanes[0])
+        ins = s.ins
+        dims = int(next(m for m in ins.modifiers if m.endswith("D"))[0])
+        first = {"UTMALDG": 2, "UTMAPF": 0}.get(ins.opcode, 1)
+        block = ops_bulk._ureg(ins.operands[0])
+        values = [ops_bulk._uvalue(w, type(block)("UR", block.index + k), lane)
+                  for k in range(first + dims)]
+        values[:first] = [v & 0xFFFFFF for v in values[:first]]    # (shared: the CTA rank's bits off)
+        extra = policy = None
+        for op in ins.operands[2:]:
+            if getattr(op, "file", None) == "UR":
+                extra = ops_bulk._uvalue(w, op, lane)
+            elif getattr(op, "desc", None) is not None:
+                policy = ops_bulk._upair(w, op.desc, lane)
+        tmap = ops_bulk._upair(w, ops_bulk._ureg(ins.operands[1]), lane)
+        seen.append((".".join((ins.opcode,) + tuple(ins.modifiers)), tuple(values), extra, tmap, policy))
+        return None
+
+    registry.VECTOR.add(record)
+    for op in ("UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF"):
+        monkeypatch.setitem(handlers, op, record)
+    run(cubin, "k", 1, 64, [np.uint64(0x7000_0000_1000), np.uint32(0x123), np.uint64(0x1000_0000_0000_abcd)])
+    return sorted(seen)
+
+
+def _check(case: str, arch: str, monkeypatch):
+    ptx = kernel(case, arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    want = _issues(theirs.output, monkeypatch)
+    assert want, "ptxas's cubin issued no tensor copy"
+    assert _issues(ours, monkeypatch) == want
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_tensor_copy_roles_match_ptxas_sm90(case, monkeypatch):
+    _check(case, "sm_90", monkeypatch)
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+@pytest.mark.parametrize("case", ["load2d_lane", "load_im2col5", "load_multicast_hint", "store_hint",
+                                  "reduce_xor", "prefetch_im2col", "load_guarded"])
+def test_tensor_copy_roles_match_ptxas_blackwell(case, arch, monkeypatch):
+    _check(case, arch, monkeypatch)
+
+
+def test_emulator_faults_by_name_on_tensor_copies():
+    """The tensor map's layout is the driver's, not public: the emulator names the copy."""
+    ours = codegen.compile_ptx(kernel("load2d_lane"), "sm_90")
+    with pytest.raises(EmuFault, match="UTMALDG .*tensor map"):
+        run(ours, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
