@@ -10,6 +10,8 @@ multicast mask, the tensor map's address, the cache policy). ptxas's registers d
 from ours; the values in each role must not."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,7 @@ add.u16 %h2, %h1, 2;
 mad.lo.u32 %sb, %r6, 128, %sa;
 mul.wide.u32 %rd2, %r6, 0;
 add.s64 %rd3, %rd1, %rd2;
-setp.lt.u32 %p, %tx, 40;
+setp.lt.u32 %p, %tx, 20;
 """
 TAIL = "ret;\n}\n"
 L = "cp.async.bulk.tensor"
@@ -154,3 +156,119 @@ def test_emulator_faults_by_name_on_tensor_copies():
     ours = codegen.compile_ptx(kernel("load2d_lane"), "sm_90")
     with pytest.raises(EmuFault, match="UTMALDG .*tensor map"):
         run(ours, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
+
+
+FENCES = """.version {v}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 tmap, .param .u32 c0, .param .u64 pol)
+{{
+.reg .b64 %rd<4>;
+.reg .b32 %r<2>;
+ld.param.u64 %rd1, [tmap];
+mov.u32 %r1, %tid.x;
+and.b32 %r1, %r1, 1;
+mul.wide.u32 %rd2, %r1, 128;
+add.s64 %rd2, %rd1, %rd2;
+fence.proxy.tensormap::generic.release.cta;
+fence.proxy.tensormap::generic.release.cluster;
+fence.proxy.tensormap::generic.release.gpu;
+fence.proxy.tensormap::generic.release.sys;
+fence.proxy.tensormap::generic.acquire.cta [%rd1], 128;
+fence.proxy.tensormap::generic.acquire.gpu [%rd2], 128;
+fence.proxy.tensormap::generic.acquire.sys [%rd1], 128;
+ret;
+}}
+"""
+FENCE_OPS = ("MEMBAR", "ERRBAR", "CGAERRBAR", "DEPBAR", "UTMACCTL", "UTMACMDFLUSH")
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_proxy_tensormap_fences_as_ptxas(arch, monkeypatch):
+    """fence.proxy.tensormap::generic: release = MEMBAR.ALL.GPU (.SYS for .sys), ERRBAR,
+    CGAERRBAR; acquire = DEPBAR of every scoreboard, UTMACCTL.IV of the map's address (each
+    lane's distinct one), UTMACMDFLUSH; ptxas's sequence of these, and the addresses each
+    UTMACCTL.IV names in the emulator."""
+    ptx = FENCES.format(arch=arch, v="8.3" if arch == "sm_90" else "8.7")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+
+    def sequence(cubin):
+        words = re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\d\s+)?([A-Z][A-Z0-9_.]*)([^;]*);",
+                           oracle.nvdisasm(cubin), re.M)
+        return [(m, args.strip()) for m, args in words if m.split(".")[0] in FENCE_OPS]
+
+    want, got = sequence(theirs.output), sequence(ours)
+    assert [m for m, _ in got] == [m for m, _ in want]
+    assert [a for m, a in got if m.startswith("DEPBAR")] == [a for m, a in want if m.startswith("DEPBAR")]
+
+    def addresses(cubin):
+        seen = []
+        handlers, _ = registry.load_all()
+
+        def record(w, s, active, mask):
+            for lane in np.nonzero(np.broadcast_to(active, (w.width,)))[0]:
+                seen.append((tuple(s.ins.modifiers), ops_bulk._upair(w, ops_bulk._ureg(s.ins.operands[0]), int(lane))))
+            return None
+        registry.VECTOR.add(record)
+        monkeypatch.setitem(handlers, "UTMACCTL", record)
+        run(cubin, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
+        return sorted(set(seen))
+    assert addresses(ours) == addresses(theirs.output)
+    assert len(addresses(ours)) == 2         # [%rd1] (twice) and [%rd2]'s second address
+
+
+REFUSALS = [
+    # (instruction, target, ptxas's first message)
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [sbuf], [%rd1, {%r1, %r2}], [mbar], {%h1};",
+     "sm_90", "Modifier '.2d' cannot be combined with modifier '.im2col'"),
+    ("cp.async.bulk.tensor.2d.global.shared::cta.im2col_no_offs.bulk_group [%rd1, {%r1, %r2}], [sbuf];",
+     "sm_90", "Modifier '.2d' cannot be combined with modifier '.im2col_no_offs'"),
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [sbuf], [%rd1, {%r1, %r2, %r3}], [mbar];",
+     "sm_90", "Argument 2 of instruction 'cp.async.bulk.tensor': Argument vector size mismatch"),
+    ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [sbuf], [%rd1, {%r1, %r2, %r3}], [mbar], {%h1, %h2};",
+     "sm_90", "Argument 4 of instruction 'cp.async.bulk.tensor': Argument vector size mismatch"),
+    ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [sbuf], [%rd1, {%r1, %r2, %r3}], [mbar];",
+     "sm_90", "Arguments mismatch for instruction 'cp.async.bulk.tensor'"),
+    ("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], [sbuf];",
+     "sm_90", "Argument 1 of instruction 'cp.reduce.async.bulk.tensor': Argument vector size mismatch"),
+    ("cp.async.bulk.prefetch.tensor.4d.L2.global [%rd1, {%r1, %r2}];",
+     "sm_90", "Argument 1 of instruction 'cp.async.bulk.prefetch.tensor': Argument vector size mismatch"),
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [sbuf], [%rd1, {%r1, %r2}], [mbar];",
+     "sm_80", "Feature 'cp.async.bulk.tensor' requires .target sm_90 or higher"),
+    ("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1, %r2}], [sbuf];",
+     "sm_80", "Feature 'cp.reduce.async.bulk.tensor' requires .target sm_90 or higher"),
+    ("cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r1, %r2}];",
+     "sm_80", "Feature 'cp.async.bulk.prefetch.tensor' requires .target sm_90 or higher"),
+    ("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
+     "sm_90", "Instruction 'tensormap.replace' not supported on .target 'sm_90'"),
+    ("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [sbuf], [mbar];",
+     "sm_90", "Feature 'clusterlaunchcontrol.try_cancel.async' requires .target sm_100 or higher"),
+]
+REFUSAL_KERNEL = """.version {v}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 tmap)
+{{
+.reg .b64 %rd<4>;
+.reg .b32 %r<8>;
+.reg .b16 %h<4>;
+.shared .align 128 .b8 sbuf[1024];
+.shared .align 8 .b64 mbar;
+ld.param.u64 %rd1, [tmap];
+{line}
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("line,arch,message", REFUSALS)
+def test_refusals_in_ptxas_words(line, arch, message):
+    ptx = REFUSAL_KERNEL.format(v="8.6" if "clusterlaunch" in line else "8.3", arch=arch, line=line)
+    theirs = oracle.ptxas(ptx, arch)
+    first = [l for l in theirs.stderr.splitlines() if "error" in l][0]
+    assert not theirs.ok and first.endswith(message), theirs.stderr
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    assert str(e.value).splitlines()[0].endswith(message)
