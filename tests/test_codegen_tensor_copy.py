@@ -18,6 +18,7 @@ import pytest
 from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu import ops_bulk, registry
 from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.lanes import PerWarp
 from ptx2sass.emu.launch import run
 
 HEAD = """.version {v}
@@ -72,7 +73,10 @@ CASES = {
     "load_im2col4": f"{L}.4d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}};",
     "load_im2col5": f"{L}.5d{LOAD}.im2col{MB} [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar], {{%h2, %h1, %h2}};",
     "load_im2col_multicast": f"{L}.4d{LOAD}.im2col{MB}.multicast::cluster [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}}, %h2;",
+    # guarded (%p: threads 0-19, none of the second warp's): a branch around, as ptxas
     "load_guarded": f"@%p {L}.2d{LOAD}{MB} [%sa], [%rd1, {{%r2, %r3}}], [%bar];",
+    "store_guarded": f"@%p {L}.2d.global.shared::cta.bulk_group [%rd1, {{%r2, %r3}}], [%sa];",
+    "reduce_guarded": f"@!%p cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%rd1, {{%r2, %r3, %r4}}], [%sb];",
     # stores, reductions
     **{f"store{n}d": f"{L}.{n}d.global.shared::cta.bulk_group [%rd1, {_coords(n, n % 2 == 0)}], [sbuf];"
        for n in range(1, 6)},
@@ -101,8 +105,10 @@ def _issues(cubin: bytes, monkeypatch) -> list[tuple]:
     handlers, _ = registry.load_all()
 
     def record(w, s, active, mask):
-        lanes = np.nonzero(np.broadcast_to(active, (w.width,)))[0]
-        if not len(lanes):
+        if not w.per_warp:
+            raise PerWarp()
+        lanes = np.nonzero(np.broadcast_to(mask, (w.width,)))[0]
+        if not len(lanes):          # (not issued: its guard holds in no lane)
             return None
         lane = int(lanes[0])
         ins = s.ins
