@@ -96,6 +96,8 @@ class TensorCopySelection:
             offsets, after = after[:dims - 2], after[dims - 2:]
         mask = None
         if multicast:
+            if not self.arch.tensor_multicast:
+                raise self.unsupported(f"`cp.{'.'.join(mods)}` on {self.arch.name}")
             if not load or not after:
                 raise self.unsupported(f"`cp.{'.'.join(mods)}`")
             mask = after.pop(0)
