@@ -19,7 +19,7 @@ from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu import ops_bulk, registry
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.lanes import PerWarp
-from ptx2sass.emu.launch import run
+from ptx2sass.emu.launch import Param, run
 
 HEAD = """.version {v}
 .target {arch}
@@ -98,7 +98,7 @@ def kernel(case: str, arch: str = "sm_90") -> str:
     return HEAD.format(v=ARCHS[arch], arch=arch) + CASES[case] + "\n" + TAIL
 
 
-def _issues(cubin: bytes, monkeypatch) -> list[tuple]:
+def _issues(cubin: bytes, monkeypatch, params=None) -> list[tuple]:
     """(mnemonic, block values, extra, map address, policy) per issue of a UTMA* copy,
     sorted (the ELECT loop's order of lanes is ptxas's too, but a per-lane loop's is free)."""
     seen = []
@@ -131,7 +131,8 @@ def _issues(cubin: bytes, monkeypatch) -> list[tuple]:
     registry.VECTOR.add(record)
     for op in ("UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF"):
         monkeypatch.setitem(handlers, op, record)
-    run(cubin, "k", 1, 64, [np.uint64(0x7000_0000_1000), np.uint32(0x123), np.uint64(0x1000_0000_0000_abcd)])
+    run(cubin, "k", 1, 64, params or [np.uint64(0x7000_0000_1000), np.uint32(0x123),
+                                       np.uint64(0x1000_0000_0000_abcd)])
     return sorted(seen)
 
 
@@ -290,3 +291,36 @@ def test_multicast_refused_on_sm120():
     assert "MULTICAST" not in oracle.nvdisasm(oracle.ptxas(ptx, "sm_120").output)
     with pytest.raises(CompileError, match="not supported yet"):
         codegen.compile_ptx(ptx, "sm_120")
+
+
+GRID_CONSTANT = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u32 c0, .param .align 64 .b8 tmap[128])
+{
+.reg .b64 %rd<4>;
+.reg .b32 %r<4>;
+.shared .align 128 .b8 sbuf[1024];
+.shared .align 8 .b64 mbar;
+mov.u64 %rd1, tmap;
+cvta.param.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+ld.param.u32 %r2, [c0];
+cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [sbuf], [%rd2, {%r1, %r2}], [mbar];
+cp.async.bulk.prefetch.tensor.1d.L2.global [%rd2, {%r2}];
+ret;
+}
+"""
+
+
+def test_grid_constant_tensor_map(monkeypatch):
+    """The map as a by-value kernel parameter (`__grid_constant__ const CUtensorMap`, as
+    CUTLASS and Triton pass it) through cvta.param: its generic address in the parameter
+    window, the same in ours as in ptxas's."""
+    theirs = oracle.ptxas(GRID_CONSTANT, "sm_90")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(GRID_CONSTANT, "sm_90")
+    params = [np.uint32(7), Param(type="bytes", value=bytes(range(128)))]
+    want = _issues(theirs.output, monkeypatch, params)
+    assert len(want) == 66           # a load per thread (64), a prefetch per warp (2)
+    assert _issues(ours, monkeypatch, params) == want
