@@ -324,3 +324,62 @@ def test_grid_constant_tensor_map(monkeypatch):
     want = _issues(theirs.output, monkeypatch, params)
     assert len(want) == 66           # a load per thread (64), a prefetch per warp (2)
     assert _issues(ours, monkeypatch, params) == want
+
+
+GUARDED_BULK = """.version 8.0
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+.reg .b64 %rd<4>;
+.reg .b32 %r<4>;
+.reg .pred %p;
+.shared .align 128 .b8 sbuf[4096];
+.shared .align 8 .b64 mbar;
+ld.param.u64 %rd1, [out];
+mov.u32 %r1, %tid.x;
+setp.ge.u32 %p, %r1, 60;
+mul.wide.u32 %rd2, %r1, 16;
+add.s64 %rd3, %rd1, %rd2;
+@%p cp.async.bulk.global.shared::cta.bulk_group [%rd3], [sbuf], 16;
+@%p cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [sbuf], [%rd3], 16, [mbar];
+@%p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd3], [sbuf], 16;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+def test_guarded_bulk_copies_skip_warps_without_a_guarded_lane(arch, monkeypatch):
+    """isel/bulk_copy.py's loops had the tensor copies' flaw: a warp where no lane's guard
+    held (here the first: threads 60-63 copy) issued one UBLKCP/UBLKRED with stale operands.
+    A guarded bulk copy is now a branch around (guard_branches.py); each issue's operands
+    (the uniform pairs it names, lane by lane) are ptxas's."""
+    ptx = GUARDED_BULK.format(arch=arch)
+    if arch != "sm_90":
+        ptx = ptx.replace(".version 8.0", ".version 8.7")
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+
+    def issues(cubin):
+        seen = []
+        handlers, _ = registry.load_all()
+
+        def record(w, s, active, mask):
+            if not w.per_warp:
+                raise PerWarp()
+            lanes = np.nonzero(np.broadcast_to(mask, (w.width,)))[0]
+            if len(lanes):
+                ins, lane = s.ins, int(lanes[0])
+                dst, src = ops_bulk._ureg(ins.operands[0]), ops_bulk._ureg(ins.operands[1])
+                seen.append((ins.opcode, tuple(ins.modifiers), ops_bulk._uvalue(w, dst, lane) & 0xFFFFFF,
+                             ops_bulk._uvalue(w, src, lane) & 0xFFFFFF))
+            return None
+        registry.VECTOR.add(record)
+        for op in ("UBLKCP", "UBLKRED"):
+            monkeypatch.setitem(handlers, op, record)
+        run(cubin, "k", 1, 64, [np.zeros(1024, np.uint8)])
+        return sorted(seen)
+    want = issues(theirs.output)
+    assert len(want) == 12              # 4 threads x 3 copies
+    assert issues(codegen.compile_ptx(ptx, arch)) == want
