@@ -697,7 +697,12 @@ class Checker:
                         return
                 if op == "cp" and ".tensor" in ins.modifiers:
                     from ptx2sass.frontend import tensor_copy_checks
-                    if self.reported(tensor_copy_checks.problems(ins.modifiers, ins.operands), ins, scope):
+
+                    def space_of(name):
+                        sym = self.lookup(name, scope)
+                        return sym.space if sym is not None and sym.kind == "var" else None
+                    if self.reported(tensor_copy_checks.problems(ins.modifiers, ins.operands, space_of),
+                                     ins, scope):
                         return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks

@@ -4,7 +4,8 @@ diagnostics): im2col modes need 3 or more dimensions ("Modifier '.2d' cannot be 
 with modifier '.im2col'", twice for a load and a prefetch), the tensor operand's braced
 coordinates number the dimensions and the im2col offsets two fewer ("Argument N of
 instruction '...': Argument vector size mismatch", N counting operands from 1), and an
-im2col load or prefetch without its offsets is an argument mismatch."""
+im2col load or prefetch without its offsets is an argument mismatch; a `.param` variable
+named as the tensor map is a state-space mismatch (its address needs cvta.param)."""
 from __future__ import annotations
 
 from ptx2sass.frontend import ast
@@ -31,7 +32,9 @@ def _braced(node) -> int | None:
     return len(node.elements) if isinstance(node, ast.VectorOperand) else None
 
 
-def problems(modifiers: tuple, operands: list) -> list[str]:
+def problems(modifiers: tuple, operands: list, space_of=lambda name: None) -> list[str]:
+    """ptxas's messages, in its order; `space_of(Name)`: a variable's state space (None for
+    a register), for a tensor map named by a `.param` variable ("State space mismatch")."""
     what = name(modifiers)
     dims = next((DIMS[m] for m in modifiers if m in DIMS), None)
     mode = next((m for m in modifiers if m in IM2COL), None)
@@ -46,6 +49,9 @@ def problems(modifiers: tuple, operands: list) -> list[str]:
     at = 1 if load else 0                    # the tensor operand `[tmap, {coords}]`
     if len(operands) > at and isinstance(operands[at], ast.Address):
         elements = operands[at].elements
+        if elements and isinstance(elements[0], ast.Name) and space_of(elements[0]) in (
+                ".param", ".param::entry", ".param::func"):
+            out.append(f"State space mismatch between instruction and address in instruction '{what}'")
         coords = elements[1:]
         count = _braced(coords[0]) if len(coords) == 1 else len(coords)
         if count is not None and count != dims:

@@ -250,6 +250,8 @@ REFUSALS = [
      "sm_80", "Feature 'cp.reduce.async.bulk.tensor' requires .target sm_90 or higher"),
     ("cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r1, %r2}];",
      "sm_80", "Feature 'cp.async.bulk.prefetch.tensor' requires .target sm_90 or higher"),
+    ("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [sbuf], [tmap, {%r1}], [mbar];",
+     "sm_90", "State space mismatch between instruction and address in instruction 'cp.async.bulk.tensor'"),
     ("tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
      "sm_90", "Instruction 'tensormap.replace' not supported on .target 'sm_90'"),
     ("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [sbuf], [mbar];",
