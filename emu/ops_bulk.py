@@ -16,8 +16,11 @@ issued for.
 * `UMEMSETS.64 [URa], URZ, URc` (st.bulk, sm_100+): URc 8-byte zero words into shared::cta
   memory at URa.
 * `UBLKPF.L2 [URa], URb` (prefetch), `UTMACMDFLUSH` (commit_group), `UTMACCTL.PF [URa]`
-  (prefetch.tensormap: the descriptor at the generic address into the cache): nothing to
-  model.
+  (prefetch.tensormap: the descriptor at the generic address into the cache),
+  `UTMACCTL.IV` (fence.proxy.tensormap::generic.acquire), `UTMAPF.L2` (the tensor
+  prefetch): nothing to model.
+* `UTMALDG`/`UTMASTG`/`UTMAREDG` (cp.async.bulk.tensor, cp.reduce.async.bulk.tensor):
+  an EmuFault naming the opcode (the tensor map's format is not public).
 
 The unit's copies complete when they are issued here (an order the PTX ISA allows: the
 bulk-group waits, DEPBAR.LE SB0, and the mbarrier waits then find them done). The size's
@@ -189,10 +192,28 @@ def op_shared_memset(w, s, active, mask):
     _put(w, "shared", at, np.full(words, word, np.uint64).view(np.uint8), lane)
 
 
-@semantics("UBLKPF", "UTMACMDFLUSH", "UTMACCTL", vector=True)
+@semantics("UBLKPF", "UTMACMDFLUSH", "UTMACCTL", "UTMAPF", vector=True)
 def op_bulk_nothing(w, s, active, mask):
-    """The L2 and tensor-map prefetches and the commit of bulk groups change no value."""
+    """The L2 and tensor-map prefetches (UBLKPF, UTMAPF: a hint, whatever the tensor map
+    holds), the tensor-map cache's prefetch and invalidation (UTMACCTL.PF/.IV: the emulator
+    keeps no such cache, every copy would read the map from memory) and the commit of bulk
+    groups change no value."""
     return None
+
+
+# The tensor copies read the tensor map (CUtensorMap, 128 bytes the driver's
+# cuTensorMapEncode* writes): its layout is not public, so the copy it describes cannot be
+# modelled; such a kernel stops here, by name, rather than running on wrong data.
+TENSOR_COPIES = {"UTMALDG": "cp.async.bulk.tensor (global -> shared)",
+                 "UTMASTG": "cp.async.bulk.tensor (shared -> global)",
+                 "UTMAREDG": "cp.reduce.async.bulk.tensor"}
+
+
+@semantics(*TENSOR_COPIES, vector=True)
+def op_tensor_copy(w, s, active, mask):
+    op = s.ins.opcode
+    raise EmuFault(f"{op} ({TENSOR_COPIES[op]}) not modelled: the tensor map's (CUtensorMap) "
+                   "format is the driver's and not public")
 
 
 @semantics("ELECT", vector=True)

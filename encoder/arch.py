@@ -194,6 +194,10 @@ class Target:
     # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; forms probed from
     # tools/isa_seeds/bulk_copy_sm90.ptx and bulk_copy_sm120.ptx: the same on sm_90..120)
     bulk_copy_unit: bool = False
+    # cp.async.bulk.tensor's .multicast::cluster as UTMALDG.MULTICAST (sm_90, sm_100..110;
+    # sm_120's ptxas writes the plain UTMALDG and a call checking the CTA mask instead:
+    # refused there, isel/tensor_copy.py)
+    tensor_multicast: bool = False
     # wgmma.* (sm_90a): WARPGROUP.ARRIVE / HGMMA, QGMMA, IGMMA, BGMMA on gdesc[UR8] /
     # WARPGROUP.DEPBAR.LE gsb0 (isel/wgmma.py; forms from tools/wgmma_forms.py's kernels)
     warpgroup_mma: bool = False
@@ -440,7 +444,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, tensor_multicast=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
@@ -478,7 +482,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
 _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
-                          warpgroup_mma=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
+                          warpgroup_mma=False, tensor_multicast=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
@@ -492,7 +496,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, handle_fields=tuple((op, bit) for op 
                           uniform_zero_register=255)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, tensor_multicast=True, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True, tensor_memory=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)

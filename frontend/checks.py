@@ -698,6 +698,15 @@ class Checker:
                 if cp_async_arrive.applies(op, ins.modifiers):
                     if self.reported(cp_async_arrive.problems(ins.modifiers, ins.operands), ins, scope):
                         return
+                if op == "cp" and ".tensor" in ins.modifiers:
+                    from ptx2sass.frontend import tensor_copy_checks
+
+                    def space_of(name):
+                        sym = self.lookup(name, scope)
+                        return sym.space if sym is not None and sym.kind == "var" else None
+                    if self.reported(tensor_copy_checks.problems(ins.modifiers, ins.operands, space_of),
+                                     ins, scope):
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for severity, message in prefetch_checks.vector_diagnostics(op, ins.modifiers):
@@ -1360,7 +1369,8 @@ class Checker:
                 tcgen05.target_problems(ins, self.target_name, self.version)
         if op == "tcgen05":
             problems += tcgen05.kind_target_problems(ins, self.target_name, self.version)
-        if op in isa.ARCH_SPECIFIC_OPCODES and self.target_name[-1:] not in ("a", "f"):
+        if (op in isa.ARCH_SPECIFIC_OPCODES or op == "tensormap" and ins.modifiers[:1] == (".replace",)) \
+                and self.target_name[-1:] not in ("a", "f"):
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")

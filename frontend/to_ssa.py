@@ -35,6 +35,7 @@ NO_RESULT = frozenset({
     "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
     "nanosleep", "pmevent", "wmma.store", "stmatrix", "griddepcontrol", "setmaxnreg",
     "discard", "applypriority", "multimem.st", "multimem.red", "tensormap.cp_fenceproxy",
+    "tensormap.replace", "clusterlaunchcontrol.try_cancel",
     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "stackrestore", "sust", "sured",
     "inlined_call",     # ptx2sass/inline.py's marker
     "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.st",
@@ -883,6 +884,8 @@ class _FunctionLowering:
             srcs_ast = operands[1:] if has_result else operands
             if st.opcode in TEXTURE_OPCODES and srcs_ast and isinstance(srcs_ast[0], ast.Address):
                 srcs_ast = self.texture_operand(ins, srcs_ast, scope, block, out)
+            elif st.opcode == "cp" and ".tensor" in st.modifiers:
+                srcs_ast = _tensor_operands(ins, srcs_ast)
             if st.opcode == "st" and len(srcs_ast) == 2 and type(srcs_ast[1]) is ast.VectorOperand:
                 srcs_ast = [srcs_ast[0], _without_sinks(ins, srcs_ast[1])]
             srcs = [self.operand(o, scope, block, _src_type(st.opcode, types, i, rest), out)
@@ -995,7 +998,8 @@ def _plain_plan(opcode: str, modifiers: tuple, count: int):
     specially (calls, branches, returns, the dynamic stack, video and texture operands,
     wgmma's accumulator, which it reads too)."""
     if opcode in DYNAMIC_STACK_OPCODES or opcode in VIDEO_OPCODES or opcode in SIMD_VIDEO_OPCODES \
-            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx", "wgmma"):
+            or opcode in TEXTURE_OPCODES or opcode in ("call", "ret", "bra", "brx", "wgmma") \
+            or opcode == "cp" and ".tensor" in modifiers:         # (`_tensor_operands`)
         return None
     types, space, rest, key = _shape(opcode, modifiers)
     if opcode in MEMORY_OPCODES:
@@ -1017,6 +1021,20 @@ _Name, _IntLit, _Value, _Const = ast.Name, ast.IntLit, ir.Value, ir.Const    # l
 # (integer literal, source type) -> its immediate: a Const is immutable, so one serves every
 # operand that spells it (lowering made one per literal operand)
 _LITERALS: dict[tuple, ir.Const] = {}
+
+
+def _tensor_operands(ins: ir.Instr, srcs_ast: list) -> list:
+    """A bulk tensor copy's `[tensorMap, {c0, ..}]` as the tensor map's address (`[tmap]`)
+    followed by the coordinates; `attrs["tensor"]` = (its index, the coordinate count).
+    Other braced operands (im2col offsets) are flattened by the operand walk."""
+    for k, node in enumerate(srcs_ast):
+        if isinstance(node, ast.Address) and len(node.elements) > 1:
+            handle, coords = _texture_handle_and_coords(node)
+            base = handle[0] if isinstance(handle[0], ast.Name) else None
+            ins.attrs["tensor"] = (k, len(coords))
+            address = ast.Address(elements=handle, base=base, offset=0, line=node.line)
+            return srcs_ast[:k] + [address] + coords + srcs_ast[k + 1:]
+    return srcs_ast
 
 
 def _texture_handle_and_coords(node: ast.Address) -> tuple[list, list]:

@@ -6,7 +6,8 @@ its destinations (and the carry flag) as they were. Where the selection writes o
 instruction the guard goes on it; where it writes a sequence with temporaries (integer and
 IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
 conversions from 64-bit integers, rounding to tf32, min/max.f64, the compare-and-swap loops of 16-bit atomics
-and of the atomics the shared unit lacks, shared or generic) a guard on every instruction of
+and of the atomics the shared unit lacks, shared or generic; the bulk and tensor copies' loops
+over the lanes) a guard on every instruction of
 the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
 flag does not cross blocks yet.) A branch around the whole instruction
 has the same meaning (the skipped lanes keep their destinations; a divergent guard
@@ -52,6 +53,12 @@ def expands(ins: ast.Instruction) -> bool:
     op, mods = ins.opcode, set(ins.modifiers)
     if op in ("atom", "red"):
         return _atomic_loop(ins)
+    if op == "cp" and ".bulk" in mods and not mods & {".commit_group", ".wait_group"} \
+            or op == "fence" and ".tensormap::generic" in mods:
+        # a unit instruction issued once per warp from uniform registers in a loop over the
+        # lanes (isel/tensor_copy.py, isel/bulk_copy.py): under a guard, a warp where no
+        # lane's guard holds would still issue it once, with stale operands
+        return True
     if op in EXPANDED:
         return True
     if op in EXPANDED_64 and mods & WIDE_INTEGERS:

@@ -34,7 +34,7 @@ SPACES = frozenset("""
 CHAPTERS = ("integer", "float", "half", "comparison", "logic", "data movement",
             "texture/surface", "control flow", "parallel sync", "warp-level matrix", "video",
             "misc")
-OPERAND_KINDS = frozenset("d a r i p q dp pp m l L V W v t T S U f x".split())
+OPERAND_KINDS = frozenset("d a r i p q dp pp m l L V W v t T S U M f x".split())
 _TYPE_WIDTH = {".b8": 8, ".u8": 8, ".s8": 8, ".b16": 16, ".u16": 16, ".s16": 16, ".f16": 16,
                ".bf16": 16, ".b32": 32, ".u32": 32, ".s32": 32, ".f32": 32, ".b64": 64,
                ".u64": 64, ".s64": 64, ".f64": 64}
@@ -182,7 +182,7 @@ def _operands(text: str, types: list[str]) -> list[list]:
         kind, _, ty = tok.partition(":")
         count = None
         m = re.fullmatch(r"([A-Za-z]+)(\d+)", kind)
-        if m and m.group(1) in ("v", "t", "S", "c", "L"):
+        if m and m.group(1) in ("v", "t", "S", "M", "c", "L"):
             kind, count = m.group(1), int(m.group(2))
         if kind not in OPERAND_KINDS:
             raise SpecError(f"unknown operand kind {kind!r}")

@@ -100,6 +100,8 @@ def operand_text(form: Form, op: Operand, regs: _Regs) -> str:
         return f"[tex0, {coords}]"
     if k[0] == "S":
         return f"[surf0, {coords}]"
+    if k[0] == "M":                 # a tensor map's generic address in a 64-bit register
+        return f"[%rd29, {coords}]"
     raise ValueError(f"operand kind {k}")
 
 

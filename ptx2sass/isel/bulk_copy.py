@@ -69,6 +69,8 @@ class BulkCopySelection:
             if "read" not in mods:
                 self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
             return
+        if "tensor" in mods:
+            return self.sel_cp_tensor(ins)                    # isel/tensor_copy.py
         if "prefetch" in mods:
             return self.bulk_prefetch(ins)
         return self.bulk_copy(ins)

@@ -1824,6 +1824,8 @@ class MemorySelection:
             return self.proxy_alias_fence()
         if mods[:2] == ("proxy", "async"):
             return self.proxy_async_fence(ins)
+        if mods[:2] == ("proxy", "tensormap::generic"):
+            return self.proxy_tensormap_fence(ins)          # isel/tensor_copy.py
         if mods == ("mbarrier_init", "release", "cluster"):
             # sm_90+: SYNCS.EXCH (mbarrier.init) is already ordered for the cluster; ptxas 13.5
             # writes a NOP in the fence's place

@@ -1,0 +1,66 @@
+"""The bulk tensor copies' shapes (`cp.async.bulk.tensor`, `cp.reduce.async.bulk.tensor`,
+`cp.async.bulk.prefetch.tensor`), checked as ptxas 13.5.37 does (its words, read off its
+diagnostics): im2col modes need 3 or more dimensions ("Modifier '.2d' cannot be combined
+with modifier '.im2col'", twice for a load and a prefetch), the tensor operand's braced
+coordinates number the dimensions and the im2col offsets two fewer ("Argument N of
+instruction '...': Argument vector size mismatch", N counting operands from 1), and an
+im2col load or prefetch without its offsets is an argument mismatch; a `.param` variable
+named as the tensor map is a state-space mismatch (its address needs cvta.param)."""
+from __future__ import annotations
+
+from ptx2sass.frontend import ast
+
+DIMS = {".1d": 1, ".2d": 2, ".3d": 3, ".4d": 4, ".5d": 5}
+IM2COL = (".im2col", ".im2col_no_offs")
+
+
+def applies(opcode: str, modifiers: tuple) -> bool:
+    return opcode == "cp" and ".tensor" in modifiers
+
+
+def name(modifiers: tuple) -> str:
+    """ptxas's name of the instruction in its messages."""
+    if modifiers[:1] == (".reduce",):
+        return "cp.reduce.async.bulk.tensor"
+    if ".prefetch" in modifiers:
+        return "cp.async.bulk.prefetch.tensor"
+    return "cp.async.bulk.tensor"
+
+
+def _braced(node) -> int | None:
+    """The number of elements of a braced operand (None for another operand)."""
+    return len(node.elements) if isinstance(node, ast.VectorOperand) else None
+
+
+def problems(modifiers: tuple, operands: list, space_of=lambda name: None) -> list[str]:
+    """ptxas's messages, in its order; `space_of(Name)`: a variable's state space (None for
+    a register), for a tensor map named by a `.param` variable ("State space mismatch")."""
+    what = name(modifiers)
+    dims = next((DIMS[m] for m in modifiers if m in DIMS), None)
+    mode = next((m for m in modifiers if m in IM2COL), None)
+    if dims is None:
+        return []
+    out = []
+    load = ".mbarrier::complete_tx::bytes" in modifiers and ".prefetch" not in modifiers
+    prefetch = ".prefetch" in modifiers
+    if mode is not None and dims < 3:
+        message = f"Modifier '.{dims}d' cannot be combined with modifier '{mode}'"
+        out += [message] * (2 if load or prefetch else 1)
+    at = 1 if load else 0                    # the tensor operand `[tmap, {coords}]`
+    if len(operands) > at and isinstance(operands[at], ast.Address):
+        elements = operands[at].elements
+        if elements and isinstance(elements[0], ast.Name) and space_of(elements[0]) in (
+                ".param", ".param::entry", ".param::func"):
+            out.append(f"State space mismatch between instruction and address in instruction '{what}'")
+        coords = elements[1:]
+        count = _braced(coords[0]) if len(coords) == 1 else len(coords)
+        if count is not None and count != dims:
+            out.append(f"Argument {at + 1} of instruction '{what}': Argument vector size mismatch")
+    if out or mode != ".im2col":
+        return out
+    at = 3 if load else 1                    # the im2col offsets `{o, ..}`
+    if len(operands) <= at or _braced(operands[at]) is None:
+        return [f"Arguments mismatch for instruction '{what}'"] * 2
+    if _braced(operands[at]) != dims - 2:
+        out.append(f"Argument {at + 1} of instruction '{what}': Argument vector size mismatch")
+    return out
