@@ -490,6 +490,10 @@ class Launch:
             with gc_paused(), fp_quiet():
                 scalar.run(self)
             return
+        if self.timing_model is not None and scalar.suits_traced(self):
+            with gc_paused(), fp_quiet():
+                scalar.run_traced(self)
+            return
         gx, gy, gz = self.grid
         ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_cta = -(-self.block[0] * self.block[1] * self.block[2] // LANES) * LANES
