@@ -269,6 +269,23 @@ def _span(op) -> range:
     return _span(base) if base is not None else range(0)
 
 
+# the register-valued fields of an operand: an address's base, uniform term and descriptor,
+# a constant's index register (`c[0x3][R4]`, `c[0x0][UR4+0x10]`) and bindless bank
+_REG_FIELDS = ("base", "ubase", "desc", "ureg", "ubank")
+
+
+def _operand_regs(op) -> list:
+    """Every register an operand names (itself, or the registers inside it)."""
+    if op.__class__ is Reg:
+        return [op]
+    regs = []
+    for name in _REG_FIELDS:
+        r = getattr(op, name, None)
+        if r.__class__ is Reg:
+            regs.append(r)
+    return regs
+
+
 def _bridge(step, offset: int) -> Callable | None:
     """f(t, s, active, mask) running a plain step through the machine's handler on the
     thread's lane: the registers its operands name are copied to a one-lane machine (made at
@@ -278,9 +295,8 @@ def _bridge(step, offset: int) -> Callable | None:
         return None
     files = {"R": set(), "P": set(), "UR": set(), "UP": set()}
     for op in ins.operands + ((step.guard,) if step.guard is not None else ()):
-        reg = op if op.__class__ is Reg else getattr(op, "base", None)
-        for r in (reg, getattr(op, "ubase", None)):
-            if r.__class__ is Reg and r.file in files:
+        for r in _operand_regs(op):
+            if r.file in files:
                 files[r.file].update(_span(r))
     rs, ps, urs, ups = (sorted(files[k]) for k in ("R", "P", "UR", "UP"))
 
