@@ -108,3 +108,13 @@ def test_both_ways_check_finds_the_old_bridge(monkeypatch):
     monkeypatch.setattr(scalar, "_operand_regs", old_rule)
     with pytest.raises(traced_check.TracedMismatch, match="buffers"):
         _launch(_cubin("sm_90"), 1, hazards=True)
+
+
+def test_both_ways_check_passes_a_fault_through(monkeypatch):
+    """A budget running out on both paths alike: the machine's fault is raised, not a
+    mismatch, and the launch keeps the machine's count."""
+    from ptx2sass.emu.errors import EmuFault
+    monkeypatch.setattr(traced_check, "SETTING", "1")
+    out = np.zeros(2, np.uint64)
+    with pytest.raises(EmuFault, match="budget"):
+        run(_cubin("sm_90"), "k", 1, 1, [out, np.uint32(1)], hazard_check=True, budget=5)
