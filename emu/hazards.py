@@ -321,12 +321,15 @@ class TimingModel:
             writes = self._gmma(clock, step, reads, writes)
         if facts.special:          # waits, barriers, issue intervals, ldgsts padding
             for sb in facts.wait_sbs:
-                t = max(t, clock.sb_release[sb])
+                released = clock.sb_release[sb]
+                if released > t:
+                    t = released
                 covered = clock.sb_queues[sb]
-                done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-                for reg in done:
-                    _, off, pop, _, _, who, _ = pending.pop(reg)
-                    ready[reg] = (clock.sb_release[sb], off, pop, None, who, 0)
+                if pending:
+                    done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+                    for reg in done:
+                        _, off, pop, _, _, who, _ = pending.pop(reg)
+                        ready[reg] = (released, off, pop, None, who, 0)
                 if clock.late_reads:
                     # a load whose result arrived has read its sources, and so has every
                     # earlier load of an in-order unit (group) a later instruction of which has
@@ -373,9 +376,9 @@ class TimingModel:
                 clock.group_issued[group[0]] = (t, facts.offset)
         # 2. Reads.
         for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
-            mine = lanes if reg[0] in _PER_LANE else _ALL
             p = pending.get(reg)
             if p is not None:
+                mine = lanes if reg[0] in _PER_LANE else _ALL
                 sb, off, pop, q, _, who, _ = p
                 if not who & mine:
                     pass
@@ -393,7 +396,7 @@ class TimingModel:
             r = ready.get(reg)
             if r is not None:
                 issued, off, pop, producer, who, part = r
-                if who & mine:
+                if who & (lanes if reg[0] in _PER_LANE else _ALL):
                     if producer is None:
                         need = facts.need_arrived
                     else:
@@ -461,8 +464,16 @@ class TimingModel:
                     # a fixed-latency result still on its way: this write must land after it
                     # (an HMMA's unread result landed over the LOP3 that reused its register
                     # the next cycle: H200, fuzz 9400186 hung)
-                    earlier = r[0] + r[3].lands(reg[0])
-                    mine_lands = t + (facts.variable_latency if variable else facts.lands(reg[0]))
+                    f = reg[0]
+                    e = r[3].landing.get(f)
+                    earlier = r[0] + (e if e is not None else r[3].lands(f))
+                    if variable:
+                        e = facts.variable_latency
+                    else:
+                        e = facts.landing.get(f)
+                        if e is None:
+                            e = facts.lands(f)
+                    mine_lands = t + e
                     if mine_lands < earlier:
                         self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
                                                  f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "
@@ -485,10 +496,14 @@ class TimingModel:
             if facts.sets_scoreboards:
                 wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
                 if wr_sb != NO_SB:
-                    clock.sb_release[wr_sb] = max(clock.sb_release[wr_sb], t + facts.variable_latency)
+                    release = t + facts.variable_latency
+                    if release > clock.sb_release[wr_sb]:
+                        clock.sb_release[wr_sb] = release
                     clock.sb_queues[wr_sb][facts.queue] = clock.seq
                 if rd_sb != NO_SB:
-                    clock.sb_release[rd_sb] = max(clock.sb_release[rd_sb], t + lat.SOURCE_READ_CYCLES)
+                    release = t + lat.SOURCE_READ_CYCLES
+                    if release > clock.sb_release[rd_sb]:
+                        clock.sb_release[rd_sb] = release
                     if op in lat.PREDICATE_WITH_READS:
                         # its result rides the read scoreboard: a wait on it also covers the
                         # earlier results of its queue (ptxas: LDS.64 R16 with no scoreboard, then

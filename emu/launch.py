@@ -10,7 +10,7 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from . import externs, scalar
+from . import externs, scalar, traced_check
 from .textures import DESCRIPTOR_SIZE, Bindings, Surface, Texture, descriptor_table
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
@@ -541,6 +541,18 @@ class Launch:
             with gc_paused(), fp_quiet():
                 scalar.run(self)
             return
+        if self.timing_model is not None and scalar.suits_traced(self):
+            if traced_check.SETTING:        # the equivalence sweep: both ways, compared
+                with gc_paused(), fp_quiet():
+                    traced_check.run_both(self, Launch._run_machines)
+                return
+            with gc_paused(), fp_quiet():
+                scalar.run_traced(self)
+            return
+        self._run_machines()
+
+    def _run_machines(self) -> None:
+        """The grid on machines, in batches (each with the checker attached)."""
         gx, gy, gz = self.grid
         if self.cluster_size == 1:
             ctaids = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]

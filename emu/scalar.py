@@ -11,15 +11,18 @@ ULDC, special registers and no-ops have small forms of their own here.
 Anything else (an instruction without a form, an access off the forms' fast path, a fault,
 the budget running out) hands the thread to the machine at that instruction, a clean step
 boundary: a one-warp `Machine` gets the registers, predicates, PC and counts, and runs the
-rest (so it, not this, raises every fault). Launches with an observer (hazard checker,
-trace recorder) or explicit reconvergence always take the machine.
+rest (so it, not this, raises every fault). A launch under the hazard checker runs here too
+when the checker watches the machine only as TimingModel does (`run_traced`, below: each
+instruction's register reads and writes recorded as the machine records them, and handed to
+the checker); a trace recorder or explicit reconvergence always takes the machine.
 """
 from __future__ import annotations
 
+import weakref
 from types import SimpleNamespace
 from typing import Callable
 
-from ptx2sass.encoder.model import ConstRef, Imm, Label, Reg, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
 
 from .errors import EmuFault
 from .ops_control import _target
@@ -266,6 +269,23 @@ def _span(op) -> range:
     return _span(base) if base is not None else range(0)
 
 
+# the register-valued fields of an operand: an address's base, uniform term and descriptor,
+# a constant's index register (`c[0x3][R4]`, `c[0x0][UR4+0x10]`) and bindless bank
+_REG_FIELDS = ("base", "ubase", "desc", "ureg", "ubank")
+
+
+def _operand_regs(op) -> list:
+    """Every register an operand names (itself, or the registers inside it)."""
+    if op.__class__ is Reg:
+        return [op]
+    regs = []
+    for name in _REG_FIELDS:
+        r = getattr(op, name, None)
+        if r.__class__ is Reg:
+            regs.append(r)
+    return regs
+
+
 def _bridge(step, offset: int) -> Callable | None:
     """f(t, s, active, mask) running a plain step through the machine's handler on the
     thread's lane: the registers its operands name are copied to a one-lane machine (made at
@@ -275,9 +295,8 @@ def _bridge(step, offset: int) -> Callable | None:
         return None
     files = {"R": set(), "P": set(), "UR": set(), "UP": set()}
     for op in ins.operands + ((step.guard,) if step.guard is not None else ()):
-        reg = op if op.__class__ is Reg else getattr(op, "base", None)
-        for r in (reg, getattr(op, "ubase", None)):
-            if r.__class__ is Reg and r.file in files:
+        for r in _operand_regs(op):
+            if r.file in files:
                 files[r.file].update(_span(r))
     rs, ps, urs, ups = (sorted(files[k]) for k in ("R", "P", "UR", "UP"))
 
@@ -313,6 +332,10 @@ def _one_lane(t: Thread):
     from .machine import _ONE_WARP, Group, Machine
     m = Machine(t.launch, [(0, 0, 0)])
     m.shared_data = np.frombuffer(t.shared, dtype=np.uint8)
+    clock = getattr(t, "clock", None)
+    if clock is not None:           # a traced thread: the machine carries on with its clock
+        t.launch.timing_model.attach(m)
+        m.clocks[0] = clock
     return m, Group(m, m._live_lanes, _ONE_WARP, 0)
 
 
@@ -420,3 +443,327 @@ def _machine(launch, t: Thread, pc: int, executed: int) -> None:
     m.sel_pc[0] = pc
     m.executed[0] = executed
     m.run(launch.budget)
+
+
+# --------------------------------------------------------------------------- with the checker
+# A one-thread launch checked by the plain TimingModel runs here too: the thread records the
+# registers each instruction reads and writes, as the machine's one-lane group does (the same
+# single-lane forms, through accessors that record what emu/single_lane.py's `LANE` records),
+# and hands them to the checker's `end` after each instruction, guarded-off ones included.
+# Steps without a form run through the one-lane machine (`_general`, which calls the checker
+# itself); anything else hands the thread, and its clock, to the machine.
+
+class TracedThread(Thread):
+    """A thread whose instructions the checker sees: its reads and writes, and its clock."""
+    __slots__ = ("reads", "writes", "clock")
+    tracing = True
+
+    def __init__(self, launch, clock):
+        super().__init__(launch)
+        self.reads: list = []
+        self.writes: list = []
+        self.clock = clock
+
+
+_OFF = (False,)         # a guarded-off instruction's mask (forms test `mask[0]`)
+
+
+def _tsrc(op, neg: bool = True) -> Callable | None:
+    if op.__class__ is Reg and op.file in ("R", "UR") and not op.is_zero:
+        i, key = op.index, (op.file, op.index)
+        if op.file == "R":
+            def get(t):
+                t.reads.append(key)
+                return t.R[i]
+        else:
+            def get(t):
+                t.reads.append(key)
+                return t.UR[i]
+        return _signed(get, getattr(op, "inv", False), neg and getattr(op, "neg", False))
+    return src(op, neg)
+
+
+def _tpred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "P":
+        return None                 # (uniform predicates: the machine's forms have none)
+    i, inv = op.index, op.inv
+    if i == 7:
+        return lambda t: not inv
+    key = ("P", i)
+
+    def read(t):
+        t.reads.append(key)
+        return not t.P[i] if inv else t.P[i]
+    return read
+
+
+def _tdst(limit: int) -> Callable:
+    def dst(op) -> Callable | None:
+        if op.__class__ is not Reg or op.file != "R" or op.suffix:
+            return None
+        i = op.index
+        if i == 255:
+            return lambda t, v, mask: None
+        if i >= limit:          # the machine's fault
+            return None
+        key = ("R", i)
+
+        def write(t, v, mask):
+            t.writes.append(key)
+            if mask is True or mask[0]:
+                t.R[i] = v
+        return write
+    return dst
+
+
+def _tdst_pred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "P":
+        return None
+    i = op.index
+    if i == 7:
+        return lambda t, v, mask: None
+    key = ("P", i)
+
+    def write(t, v, mask):
+        t.writes.append(key)
+        if mask is True or mask[0]:
+            t.P[i] = bool(v)
+    return write
+
+
+def _tpair(i: int) -> Callable:
+    if i == 255:
+        return lambda t: 0
+    keys = [("R", i), ("R", i + 1)]
+    if i + 1 >= 255:
+        def read(t):
+            t.reads += keys
+            return t.R[i]
+        return read
+
+    def read(t):
+        t.reads += keys
+        return t.R[i] | t.R[i + 1] << 32
+    return read
+
+
+_TRACED: dict[int, SimpleNamespace] = {}
+
+
+def traced_lists(limit: int) -> SimpleNamespace:
+    """The forms' accessors for a traced thread's lists: what they read and write recorded."""
+    x = _TRACED.get(limit)
+    if x is None:
+        x = _TRACED[limit] = SimpleNamespace(src=_tsrc, pred=_tpred, dst=_tdst(limit), dst_pred=_tdst_pred,
+                                             pair=_tpair, const64=const64, address=address)
+    return x
+
+
+def _tuldc(ins):
+    d, c = ins.operands
+    mods = set(ins.modifiers)
+    if not isinstance(c, ConstRef) or c.ureg is not None or c.inv or mods - {"64"} \
+            or d.__class__ is not Reg or d.file != "UR" or d.is_zero or d.index >= 254:
+        return None
+    size = 8 if "64" in mods else 4
+    bank, offset, i = c.bank, c.offset, d.index
+    keys = [("UR", i), ("UR", i + 1)] if size == 8 else [("UR", i)]
+
+    def uldc(t, s, active, mask):
+        v = t.launch.const.read(bank, offset, size)
+        t.writes += keys
+        t.UR[i] = v & M32
+        if size == 8:
+            t.UR[i + 1] = v >> 32
+    return uldc
+
+
+def _tret(ins, offset):
+    f = _ret(ins, offset)
+    reg = next(o for o in ins.operands if o.__class__ is Reg and o.file in ("R", "UR"))
+    if f is None or reg.is_zero:
+        return f
+    key = (reg.file, reg.index)
+
+    def ret(t):
+        t.reads.append(key)
+        return f(t)
+    return ret
+
+
+def _tbra(ins, offset):
+    return _bra(ins, offset) if _operand_preds(ins) == [] else None
+
+
+def _texit(ins, offset):
+    return _exit(ins, offset) if _operand_preds(ins) == [] else None
+
+
+def _no_address_registers(ins) -> bool:
+    from .specialise import shared_address_parts
+    mem = next((o for o in ins.operands if isinstance(o, Mem)), None)
+    parts = shared_address_parts(mem) if mem is not None else None
+    return parts is not None and parts[0] is None and parts[1] is None
+
+
+# emu/scalar_forms.py's forms that record what their handlers do (unguarded; LDS/STS reading
+# no register for the address, which those forms read unrecorded; not PRMT, whose handler
+# reads the selector before the second source)
+_TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers,
+               "MUFU": lambda ins: True, "F2FP": lambda ins: True, "PLOP3": lambda ins: True}
+
+
+# control forms with the checker: the machine records a guard's read and, for RET, its register
+TCONTROL = {"BRA": _tbra, "CALL": _call, "RET": _tret, "EXIT": _texit}
+_PLAIN, _CONTROL, _BRIDGED = 0, 1, 2
+
+
+def _tentry(decoded, offset: int, x):
+    """(f, guard index, guard value that skips, kind, step) for the instruction at `offset`
+    with the checker, or False: the machine runs it."""
+    from .ops_int import op_nop
+    step = decoded.step(offset)
+    if step is None:
+        return False
+    ins = step.ins
+    g = step.guard
+    if g is not None and g.file != "P":
+        return False
+    gi, skip = (None, None) if g is None else (g.index, bool(g.inv))
+    op = ins.opcode
+    make = TCONTROL.get(op)
+    if make is not None:
+        if g is not None and op in ("CALL", "RET"):
+            return False
+        f = make(ins, offset)
+        return False if f is None else (f, gi, skip, _CONTROL, step)
+    if step.handler is op_nop and step.fast:
+        return (lambda t, s, active, mask: None, gi, skip, _PLAIN, step)
+    if not step.plain or step.reads_clock and op != "S2R":
+        return False
+    f = None
+    if op == "ULDC" and g is None:
+        f = _tuldc(ins)
+    elif op == "S2R" and step.fast:
+        f = _s2r(ins, x)
+    bridged = _bridge(step, offset)
+    fallback = _off if bridged is None else _bridged_fallback(bridged)
+    if f is None and op in FORMS and step.fast:
+        f = FORMS[op](step, fallback, x)
+    if f is None and g is None and op in _TRACED_OWN and step.fast and _TRACED_OWN[op](ins):
+        f = OWN[op](step, fallback, x)
+    if f is not None:
+        return (f, gi, skip, _PLAIN, step)
+    return False if bridged is None else (bridged, None, None, _BRIDGED, step)
+
+
+class _Bridged(Exception):
+    """A form's fallback ran the step on the one-lane machine, the checker's call included."""
+
+
+def _bridged_fallback(bridged):
+    def fallback(t, s, active, mask):
+        bridged(t, s, True, True)
+        raise _Bridged()
+    return fallback
+
+
+_OBSERVES = ("step", "end", "new_clock", "attach", "finish", "barrier_release", "sole_clock")
+
+
+def _plain_checker(cls) -> bool:
+    """Whether TimingModel subclass `cls` observes a machine as TimingModel does (it may
+    judge with another latency model, as the hazard stress test's does), kept per class."""
+    ok = _CHECKERS.get(cls)
+    if ok is None:
+        from .hazards import TimingModel
+        ok = _CHECKERS[cls] = issubclass(cls, TimingModel) and \
+            all(getattr(cls, name) is getattr(TimingModel, name) for name in _OBSERVES)
+    return ok
+
+
+_CHECKERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def suits_traced(launch) -> bool:
+    """Whether `launch` may run here with its checker: one thread, a checker that watches
+    the machine only as TimingModel does (`_plain_checker`), optimistic reconvergence, no
+    trace recorder."""
+    return launch.threads_per_cta == 1 and launch.grid == (1, 1, 1) \
+        and _plain_checker(type(launch.timing_model)) \
+        and launch.reconverge == "optimistic" and getattr(launch, "recorder", None) is None
+
+
+def run_traced(launch) -> None:
+    """Run the launch's one thread under its checker; hand it (and its clock) to the machine
+    where this cannot go on."""
+    tm = launch.timing_model
+    decoded = launch.decoded
+    limit = launch.regcount_limit
+    cache = decoded.__dict__.setdefault("scalar_traced", {})
+    code = cache.get(limit)
+    if code is None:
+        code = cache[limit] = {}
+    x = traced_lists(limit)
+    clock = tm.new_clock()
+    t = TracedThread(launch, clock)
+    P, reads, writes = t.P, t.reads, t.writes
+    end = tm.end
+    budget = launch.budget
+    used, most = budget.used, budget.limit
+    start = used
+    pc = 0
+    try:
+        while True:
+            e = code.get(pc)
+            if e is None:
+                e = code[pc] = _tentry(decoded, pc, x)
+            if e is False or used >= most:
+                break
+            f, g, skip, kind, step = e
+            if kind == _BRIDGED:
+                f(t, None, True, True)      # (the machine's `_general` calls the checker)
+                pc += 16
+                used += 1
+                continue
+            reads.clear()
+            writes.clear()
+            on = True
+            if g is not None:
+                if g != 7:
+                    reads.append(("P", g))
+                on = P[g] is not skip
+            if kind == _CONTROL:
+                nxt = f(t) if on else pc + 16
+                end(clock, step, 1, reads, writes)
+                used += 1
+                if nxt < 0:
+                    pc = -1
+                    break
+                pc = nxt
+            else:
+                try:
+                    f(t, step, True, True if on else _OFF)
+                except _Bridged:
+                    pass
+                else:
+                    end(clock, step, 1, reads, writes)
+                pc += 16
+                used += 1
+    except (_Off, EmuFault):
+        pass
+    budget.used = used
+    launch.thread_instructions += used - start
+    try:
+        if pc >= 0:
+            _machine(launch, t, pc, used - start)
+        if t.bridge is not None:
+            tm.finish(t.bridge[0])
+        else:
+            tm.cycles = max(tm.cycles, clock.t)
+    finally:
+        t.m = None
+        tm._parts = None
+        if t.bridge is not None:
+            t.bridge[0].release()
+            t.bridge = None

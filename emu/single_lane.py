@@ -335,6 +335,12 @@ def _lop3(step, vector, x):
         return None
     pand = "PAND" in step.ins.modifiers
     f = _lut_fn(lut)
+    if f(1, 2, 4).__class__ is not int:
+        # a table with no Python expression (ops_int.lut3 on NumPy): its NumPy scalar must not
+        # reach a scalar thread's registers (`hi << 32` of a uint32 is 0: a 64-bit store of
+        # the pair wrote 0, fuzz regressions s339 and s105 on the scalar paths)
+        f3 = f
+        f = lambda a, b, c: int(f3(a, b, c))        # noqa: E731
 
     def lop3(w, s, active, mask):
         res = f(a(w), b(w), c(w)) & M32
