@@ -1820,6 +1820,12 @@ class MemorySelection:
     def sel_fence(self, ins):
         """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
         mods = ins.modifiers
+        restrict = next((m for m in mods if m.startswith("sync_restrict::")), None)
+        if restrict in self.RESTRICTED_FENCES and mods[:2] in (("proxy", "async::generic"),) + tuple(
+                (sem, restrict) for sem in ("acquire", "release")):
+            for opcode, fence_mods in self.RESTRICTED_FENCES[restrict]:
+                self.emit(opcode, fence_mods, [], ndefs=0)
+            return
         if mods[:2] == ("proxy", "alias"):
             return self.proxy_alias_fence()
         if mods[:2] == ("proxy", "async"):
@@ -1835,6 +1841,12 @@ class MemorySelection:
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
         self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
+
+    # fence[.proxy.async::generic].{release.sync_restrict::shared::cta, acquire.sync_restrict::
+    # shared::cluster}.cluster (sm_90+): a release restricted to the CTA's shared memory is the
+    # shared::cta proxy fence; the acquire side needs nothing (ptxas 13.5 leaves a NOP)
+    RESTRICTED_FENCES = {"sync_restrict::shared::cta": [("MEMBAR", ("ALL", "CTA")), ("FENCE", ("VIEW", "ASYNC", "S"))],
+                         "sync_restrict::shared::cluster": [("NOP", ())]}
 
     # fence.proxy.async[.<space>] (sm_90+): the generic proxy's accesses ordered with the
     # async proxy's (bulk copies, st.async): ptxas 13.5's fences per space
