@@ -282,9 +282,20 @@ class _FunctionLowering:
         current = None
         n = 0
 
+        taken: dict[str, int] = {}
+
         def new_block(name: str | None = None):
             nonlocal n
-            b = ir.Block(name or f"bb{n}")
+            name = name or f"bb{n}"
+            # a label repeated in another `{ }` scope (inline asm expanded twice) names a block
+            # of its own: block names are the function's labels from here on ('.' is in no
+            # PTX identifier, so the suffix cannot meet a label)
+            if name in taken:
+                taken[name] += 1
+                name = f"{name}.{taken[name]}"
+            else:
+                taken[name] = 0
+            b = ir.Block(name)
             n += 1
             blocks.append((b, []))
             return b
