@@ -312,3 +312,35 @@ def test_accepted_as_ptxas(version, target, decls, ins):
     lines = [sorted(re.sub(r"\s+R\S+.*", "", m) for m in re.findall(r"F2FP\S*\s[^;]*", oracle.nvdisasm(c, ())))
              for c in (codegen.compile_ptx(src, target), theirs.output)]
     assert lines[0] == lines[1] and lines[0]
+
+
+HALF_EDGES = [0x0000, 0x8000, 0x0001, 0x3400, 0x3A00, 0x3D00, 0x4100, 0x4500, 0xC500, 0x4600,
+              0x4700, 0x4780, 0x4F00, 0x7BFF, 0x7C00, 0xFC00, 0x2C00, 0x2E00, 0xB2CD, 0x4680]
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_120a"])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("wide", ["f16x2", "bf16x2"])
+@pytest.mark.parametrize("fmt", ["e2m1x2", "e3m2x2"])
+def test_narrow_half_pairs(fmt, wide, relu, arch):
+    """cvt.rn.satfinite[.relu].{e2m1x2,e3m2x2}.{f16x2,bf16x2} (PTX 9.1): the high half to the
+    high element; the same rounding as from f32."""
+    bits = width(fmt)
+    reg = "b8" if fmt == "e2m1x2" else "b16"
+    body = f"cvt.rn.satfinite{'.relu' if relu else ''}.{fmt}.{wide} %d, %a0; cvt.u32.{reg.replace('b', 'u')} %o, %d;"
+    src = kernel(body, 32, 1, 32, version="9.1", target=arch).replace(
+        ".reg .b32 %t;", f".reg .b32 %t;\n.reg .{reg} %d;")
+    if wide == "bf16x2":        # the same values as bf16 (each f16 edge's f32 top half)
+        halves = [int(np.float32(np.uint16(h).view(np.float16)).view(np.uint32)) >> 16 for h in HALF_EDGES]
+    else:
+        halves = HALF_EDGES
+    words = [halves[i] << 16 | halves[(i * 7 + 3) % len(halves)] for i in range(len(halves))]
+    got, _ = run_both(src, arch, len(words), np.array(words, np.uint32))
+    step = 4 if bits == 4 else 8
+
+    def val(h):
+        return float(np.uint16(h).view(np.float16)) if wide == "f16x2" else \
+            float(np.uint32(h << 16).view(np.float32))
+    for word, out in zip(words, got):
+        want = narrow(val(word >> 16), fmt, relu) << step | narrow(val(word & 0xFFFF), fmt, relu)
+        assert out & ((1 << 2 * step) - 1) == want, (hex(word), hex(out), hex(want))
