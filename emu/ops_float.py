@@ -9,7 +9,8 @@ import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg
 
-from . import fp
+from . import fp, narrow_float
+from .fp import round_rational_bits
 from .errors import EmuFault
 from .lanes import PerWarp
 from .ops_int import _s64, _u64, compare_combine
@@ -740,7 +741,8 @@ def _f2fp_fp8(w, s, mask):
         c = np.broadcast_to(w.r(c_op), (32,))
         for lane in np.flatnonzero(mask).tolist():
             word = int(a[lane])
-            hi, lo = (float(np.uint16(word >> k & 0xFFFF).view(np.float16)) for k in (16, 0))
+            wide = "BF16" if "BF16" in mods else "F16"     # (.bf16x2 sources: PTX 9.1)
+            hi, lo = (_half_value(word >> k & 0xFFFF, wide) for k in (16, 0))
             out[lane] = (int(c[lane]) & 0xFFFF) << 16 | encode(hi) << 8 | encode(lo)
         w.w(d, out, mask)
         return
@@ -750,6 +752,67 @@ def _f2fp_fp8(w, s, mask):
     c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 and "PACK_AB_MERGE_C" in mods else np.zeros(32, U32)
     for lane in np.flatnonzero(mask).tolist():          # the lanes it writes
         out[lane] = (int(c[lane]) & 0xFFFF) << 16 | encode(float(a[lane])) << 8 | encode(float(b[lane]))
+    w.w(d, out, mask)
+
+
+def _half_value(bits: int, wide: str) -> float:
+    if wide == "BF16":
+        return float(np.uint32(bits << 16).view(np.float32))
+    return float(np.uint16(bits).view(np.float16))
+
+
+def _f2fp_narrow(w, s, mask):
+    """fp4/fp6/ue8m0 pairs (emu/narrow_float.py has the formats): PACK_AB_MERGE_C narrows
+    two FP32 (Ra the high element, Rb the low; Rc's low half above the pair, as for FP8);
+    UNPACK_B_MERGE_C narrows the two halves of Ra (F16 or BF16, high half to the high
+    element); UNPACK_B widens the two elements of Rb's low bits to F16x2 / BF16x2. An fp4
+    pair takes 4 bits an element (a byte in all), fp6 and ue8m0 8 bits."""
+    mods = s.ins.modifiers
+    fmt = next(m for m in mods if m in narrow_float.NARROW_NAMES)
+    width = 4 if fmt == "E2M1" else 8
+    wide = next((m for m in mods if m in ("F32", "F16", "BF16")), "F32")
+    relu, sat = "RELU" in mods, "SATFINITE" in mods
+    rounding = next((m for m in mods if m in ("RZ", "RP")), "RN")
+    ops = s.ins.operands
+    out = np.zeros(32, dtype=U32)
+    lanes = np.flatnonzero(mask).tolist()
+
+    def enc(x: float) -> int:
+        return narrow_float.encode(x, fmt, sat, relu, rounding)
+
+    if "UNPACK_B" in mods:
+        d, b_op = ops[0], ops[1]
+        b = np.broadcast_to(w.r(b_op), (32,))
+        if "H1" in getattr(b_op, "suffix", ()):
+            b = b >> U32(16)
+        for lane in lanes:
+            word = 0
+            for i in range(2):
+                v = narrow_float.decode(int(b[lane]) >> (width * i) & ((1 << width) - 1), fmt)
+                if relu and math.copysign(1.0, v) < 0:
+                    v = 0.0
+                h = int(np.float16(v).view(np.uint16)) if wide == "F16" else \
+                    round_rational_bits(v, "bf16", "RN")
+                word |= h << (16 * i)
+            out[lane] = word
+        w.w(d, out, mask)
+        return
+    if "UNPACK_B_MERGE_C" in mods:
+        d, a_op, c_op = ops[:3]
+        a = np.broadcast_to(w.r(a_op), (32,))
+        c = np.broadcast_to(w.r(c_op), (32,))
+        for lane in lanes:
+            word = int(a[lane])
+            hi, lo = (_half_value(word >> k & 0xFFFF, wide) for k in (16, 0))
+            out[lane] = (int(c[lane]) & 0xFFFF) << 16 | enc(hi) << width | enc(lo)
+        w.w(d, out, mask)
+        return
+    d, a_op, b_op = ops[:3]
+    a = np.broadcast_to(w.rf(a_op), (32,))
+    b = np.broadcast_to(w.rf(b_op), (32,))
+    c = np.broadcast_to(w.r(ops[3]), (32,)) if len(ops) > 3 else np.zeros(32, U32)
+    for lane in lanes:
+        out[lane] = (int(c[lane]) & 0xFFFF) << 16 | enc(float(a[lane])) << width | enc(float(b[lane]))
     w.w(d, out, mask)
 
 
@@ -783,6 +846,10 @@ def op_f2fp(w, s, active, mask):
         if not w.per_warp:
             raise PerWarp()
         return _f2fp_fp8(w, s, mask)
+    if narrow_float.NARROW_NAMES & set(mods):
+        if not w.per_warp:
+            raise PerWarp()
+        return _f2fp_narrow(w, s, mask)
     if "TF32" in mods:
         return _f2fp_tf32(w, s, mask)
     d, a_op, b_op = s.ins.operands[:3]

@@ -938,7 +938,10 @@ class Checker:
         dst, src = types
         count = cvt_packed.operand_count(dst, src, ins.modifiers)
         byte_bf16 = ".bf16" in types and {dst, src} & {".u8", ".s8"}
-        if not byte_bf16 and (count is None or count == len(ins.operands)):
+        registers = [self.register_type(o.name, scope) if type(o) is ast.Name else None
+                     for o in ins.operands]
+        if not byte_bf16 and (count is None or count == len(ins.operands)) \
+                and cvt_packed.registers_fit(dst, src, registers):
             return False
         if problem and problem.startswith(_UNEXPECTED_TYPES):
             return False
@@ -1396,6 +1399,9 @@ class Checker:
             elif self.version < (8, 1):
                 problems.append(f"Feature '{name}' requires .target sm_90 or higher")
                 problems.append(f"Feature '{name} on sm_89' requires PTX ISA .version 8.1 or later")
+        if op == "cvt" and len(ins.modifiers) >= 2:
+            problems += cvt_packed.target_problems(*ins.modifiers[-2:], ins.modifiers, self.version,
+                                                   self.target_name, self.target_sm)
         if op == "cvt" and ".satfinite" in ins.modifiers and list(ins.modifiers[-1:]) == [".f32"]:
             dst = ins.modifiers[-2] if len(ins.modifiers) > 1 else ""
             rounding = next((m for m in ins.modifiers if m in (".rna", ".rn", ".rz")), "")

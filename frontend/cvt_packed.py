@@ -15,15 +15,23 @@ PACKED = frozenset((".f16x2", ".bf16x2", ".tf32", ".ue8m0x2") + _FP8 + _FP6_FP4)
 PAIRS: dict[tuple[str, str], int] = {
     (".f16x2", ".f32"): 3, (".bf16x2", ".f32"): 3, (".tf32", ".f32"): 2,
     **{(t, ".f32"): 3 for t in _FP8 + _FP6_FP4},
-    **{(t, s): 2 for t in _FP8 for s in (".f16x2", ".bf16x2")},
+    **{(t, s): 2 for t in _FP8 + _FP6_FP4 for s in (".f16x2", ".bf16x2")},
     **{(d, t): 2 for t in _FP8 + _FP6_FP4 for d in (".f16x2", ".bf16x2")},
     (".ue8m0x2", ".f32"): 3, (".ue8m0x2", ".bf16x2"): 2, (".bf16x2", ".ue8m0x2"): 2,
 }
 # the pairs whose rounding this module checks (the others have target/version rules of
 # their own, e.g. `.rz` with fp8 is PTX 9.4)
 _ROUNDINGS = {(".f16x2", ".f32"): (".rn", ".rz"), (".bf16x2", ".f32"): (".rn", ".rz"),
-              **{(t, ".f32"): (".rn",) for t in _FP8}, **{(t, ".f16x2"): (".rn",) for t in _FP8},
-              **{(".f16x2", t): (".rn",) for t in _FP8}}
+              **{(t, ".f32"): (".rn",) for t in _FP8 + _FP6_FP4},
+              **{(t, s): (".rn",) for t in _FP8 + _FP6_FP4 for s in (".f16x2", ".bf16x2")},
+              **{(".f16x2", t): (".rn",) for t in _FP8 + _FP6_FP4},
+              (".ue8m0x2", ".f32"): (".rz", ".rp"), (".ue8m0x2", ".bf16x2"): (".rz", ".rp"),
+              (".bf16x2", ".ue8m0x2"): (".rn",)}
+# The register a narrow pair lives in, by exact type (ptxas 13.5.37: a .u16, .f16 or wider
+# one is "Arguments mismatch"), and that of the f16x2/bf16x2 side of such a conversion (.u32
+# refused too).
+_NARROW_REGISTER = {".e2m1x2": (".b8",), **{t: (".b16",) for t in _FP8 + (".e2m3x2", ".e3m2x2", ".ue8m0x2")}}
+_HALF_PAIR_REGISTER = (".b32", ".f16x2")
 _ROUNDING = (".rn", ".rz", ".rm", ".rp", ".rna", ".rs", ".rni", ".rzi", ".rmi", ".rpi")
 
 
@@ -44,18 +52,74 @@ def operand_count(dst: str, src: str, modifiers) -> int | None:
     return n
 
 
+# conversions newer than their types (ptxas 13.5.37: "Feature 'cvt.e2m1x2.f16x2' requires PTX
+# ISA .version 9.1 or later"); the rest of the fp6/fp4/ue8m0 pairs are PTX 8.6
+_NEWER = {**{(t, ".bf16x2"): (9, 1) for t in _FP8 + _FP6_FP4},
+          **{(t, ".f16x2"): (9, 1) for t in _FP6_FP4},
+          **{(".bf16x2", t): (9, 2) for t in _FP8 + _FP6_FP4}}
+
+
+def target_problems(dst: str, src: str, modifiers, version: tuple[int, int], target: str,
+                    sm: int) -> list[str]:
+    """ptxas's version and target messages for the fp6/fp4 and ue8m0 pairs (PTX 8.6, the
+    sm_100+ arch- or family-specific targets: sm_100a, sm_103f, sm_120a, ...), for the fp8
+    pairs' newer bf16x2 forms (PTX 9.1/9.2, the same targets; the fp8 pairs' own rules are in
+    checks.py), and for `.rz` into an fp8/fp6/fp4 pair (PTX 9.4, newer than ptxas 13.5.37:
+    refused on every target)."""
+    if (dst, src) not in PAIRS:
+        return []
+    if ".rz" in modifiers and src == ".f32" and dst in _FP8 + _FP6_FP4:
+        name = f"cvt with {dst}{src}.rz"
+        return [f"Instruction '{name}' not supported on .target '{target}'",
+                f"Feature '{name}' requires PTX ISA .version 9.4 or later"]
+    out = []
+    needed = _NEWER.get((dst, src))
+    if ".ue8m0x2" in (dst, src):
+        name, kind = "cvt with .ue8m0x2", "Instruction"
+    elif dst in _FP6_FP4 or src in _FP6_FP4 or needed:
+        name, kind = f"cvt{dst}{src}", "Feature"
+    else:
+        return []
+    needed = needed or (8, 6)
+    if version < needed:
+        out.append(f"Feature '{name}' requires PTX ISA .version {needed[0]}.{needed[1]} or later")
+    if not (sm >= 100 and target[-1:] in ("a", "f")):
+        out.append(f"{kind} '{name}' not supported on .target '{target}'")
+    return out
+
+
+def registers_fit(dst: str, src: str, register_types) -> bool:
+    """Whether the operands' registers (their declared types; None: not a register) are of
+    the types ptxas takes for a conversion to or from a narrow pair."""
+    if dst not in _NARROW_REGISTER and src not in _NARROW_REGISTER:
+        return True
+    for i, reg in enumerate(register_types):
+        ty = dst if i == 0 else src
+        allowed = _NARROW_REGISTER.get(ty) or \
+            (_HALF_PAIR_REGISTER if ty in (".f16x2", ".bf16x2") else None)
+        if allowed and reg is not None and reg not in allowed:
+            return False
+    return True
+
+
 def modifier_problem(dst: str, src: str, modifiers) -> str | None:
     """An illegal or missing rounding, a missing .satfinite, for the pairs checked here."""
     allowed = _ROUNDINGS.get((dst, src))
     if allowed is None:
         return None
+    if ".satfinite" in modifiers and src in _NARROW_REGISTER:
+        return "Unexpected instruction types specified for 'cvt'"      # (widening: nothing to clamp)
     rounding = [m for m in modifiers if m in _ROUNDING]
     fp8 = dst in _FP8 or src in _FP8
-    if rounding and rounding[-1] not in allowed and rounding[-1] != ".rz":
+    if rounding and rounding[-1] not in allowed and not (rounding[-1] == ".rz" and src == ".f32"):
         # (an fp8 pair says it twice)
         return "\n".join(["Illegal rounding modifier for instruction 'cvt'"] * (2 if fp8 else 1))
     lines = []
-    if dst in _FP8 and ".satfinite" not in modifiers:
+    if ".relu" in modifiers and ".ue8m0x2" in (dst, src):
+        lines.append("Illegal modifier '.relu' for instruction 'cvt' with type '.ue8m0x2'")
+        if dst == ".bf16x2":
+            lines.append("Illegal modifier '.relu' for instruction 'cvt' with type '.bf16x2.ue8m0x2'")
+    if (dst in _FP8 or dst in _FP6_FP4) and ".satfinite" not in modifiers:
         lines.append(f"'.satfinite' modifier required for instruction 'cvt' with destination type '{dst}'")
     if not rounding:
         lines.append("Rounding modifier required for instruction 'cvt'")

@@ -27,6 +27,8 @@ TYPES: dict[str, tuple[str, int]] = {
     "f16": ("f", 16), "f16x2": ("f", 32), "bf16": ("f", 16), "bf16x2": ("f", 32),
     "tf32": ("f", 32), "f32": ("f", 32), "f64": ("f", 64),
     "e4m3x2": ("f", 16), "e5m2x2": ("f", 16),
+    # Blackwell's narrow pairs (fp4 in a byte; fp6 and the ue8m0 scale in 16 bits)
+    "e2m1x2": ("f", 8), "e2m3x2": ("f", 16), "e3m2x2": ("f", 16), "ue8m0x2": ("f", 16),
 }
 
 

@@ -3,7 +3,7 @@
 A mixin of `Selector` (isel/select.py): methods reach the shared state through `self`."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm, Reg
@@ -22,8 +22,40 @@ INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), 
                 "b16": ("U16",), "b32": ("U32",), "b64": ("U64",)}
 
 
-# fp8 pair types -> F2FP's name for the format
-FP8_PAIRS = {"e4m3x2": "E4M3", "e5m2x2": "E5M2"}
+# narrow float pair types -> F2FP's name for the format
+NARROW_FORMATS = {"e4m3x2": "E4M3", "e5m2x2": "E5M2", "e2m1x2": "E2M1", "e2m3x2": "E2M3",
+                  "e3m2x2": "E3M2", "ue8m0x2": "E8"}
+FP8_PAIRS = {t: NARROW_FORMATS[t] for t in ("e4m3x2", "e5m2x2")}
+
+
+@dataclass(frozen=True)
+class NarrowForm:
+    """How one (destination, source) pair of a narrow-float cvt becomes an F2FP."""
+    wide: str                   # F2FP's name for the wide side: F32, F16, BF16
+    layout: str                 # PACK_AB_MERGE_C (two f32), UNPACK_B_MERGE_C (a half pair), UNPACK_B
+    sources: int
+    roundings: tuple            # (PTX rounding, F2FP's suffix) pairs accepted
+    satfinite: bool | None      # required (True), refused (False), either (None)
+    relu: bool
+
+    def __post_init__(self):
+        object.__setattr__(self, "roundings", dict(self.roundings))
+
+
+_RN = (("rn", ()),)
+_RZ_RP = (("rz", ("RZ",)), ("rp", ("RP",)))
+_FP = ("e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2")
+# (PTX destination type, PTX source type) -> the F2FP form (ptxas 13.5.37, sm_100a/sm_120a;
+# the fp6/fp4 pairs and ue8m0x2 are sm_100a+ `a`/`f` targets, which the frontend checks)
+NARROW_FORMS: dict[tuple[str, str], NarrowForm] = {
+    **{(t, "f32"): NarrowForm("F32", "PACK_AB_MERGE_C", 2, _RN, True, True) for t in _FP},
+    **{(t, "f16x2"): NarrowForm("F16", "UNPACK_B_MERGE_C", 1, _RN, True, True) for t in _FP},
+    **{(t, "bf16x2"): NarrowForm("BF16", "UNPACK_B_MERGE_C", 1, _RN, True, True) for t in _FP},
+    **{("f16x2", t): NarrowForm("F16", "UNPACK_B", 1, _RN, False, True) for t in _FP},
+    ("ue8m0x2", "f32"): NarrowForm("F32", "PACK_AB_MERGE_C", 2, _RZ_RP, None, False),
+    ("ue8m0x2", "bf16x2"): NarrowForm("BF16", "UNPACK_B_MERGE_C", 1, _RZ_RP, None, False),
+    ("bf16x2", "ue8m0x2"): NarrowForm("BF16", "UNPACK_B", 1, _RN, False, False),
+}
 
 
 class ConvertSelection:
@@ -69,12 +101,11 @@ class ConvertSelection:
             return self.pack_pair(ins)
         if dty == "tf32" and sty == "f32":
             return self.round_to_tf32(ins)
-        if dty in FP8_PAIRS and sty == "f32":
-            return self.pack_fp8(ins)
-        if dty in FP8_PAIRS and sty == "f16x2":
-            return self.narrow_half_pair_to_fp8(ins)
-        if dty == "f16x2" and sty in FP8_PAIRS:
-            return self.unpack_fp8(ins)
+        if dty in NARROW_FORMATS or sty in NARROW_FORMATS:
+            form = NARROW_FORMS.get((dty, sty))
+            if form is None:
+                raise self.unsupported(f"`cvt.{dty}.{sty}`")
+            return self.narrow_pair(ins, form)
         rnd = next((m for m in ins.modifiers if m in FRND_MODE or m in ROUNDING), None)
         ftz = ("FTZ",) if "ftz" in ins.modifiers else ()
         if dty == "f32" and sty == "f32":
@@ -202,35 +233,26 @@ class ConvertSelection:
         mi = self.emit("FMUL", (), [self.dst(d), r, self.fimm(self.FLT_MIN)])
         mi.guard = flush
 
-    def pack_fp8(self, ins) -> None:
-        """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b: one F2FP packing a (high byte)
-        and b (low byte), merged over zero."""
-        extra = [m for m in ins.modifiers if m not in ("rn", "satfinite", "relu")]
-        if extra or "rn" not in ins.modifiers or "satfinite" not in ins.modifiers or len(ins.srcs) != 2:
-            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
-        mods = ("SATFINITE",) + (("RELU",) if "relu" in ins.modifiers else ()) + \
-            (FP8_PAIRS[ins.type], "F32", "PACK_AB_MERGE_C")
-        a, b = ins.srcs
-        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.reg_part(b), RZ])
-
-    def narrow_half_pair_to_fp8(self, ins) -> None:
-        """cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a: each half of a to one byte of
-        d's low half (high half to the high byte), one F2FP as ptxas writes it."""
-        extra = [m for m in ins.modifiers if m not in ("rn", "satfinite", "relu")]
-        if extra or "rn" not in ins.modifiers or "satfinite" not in ins.modifiers:
-            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f16x2`")
-        mods = ("SATFINITE",) + (("RELU",) if "relu" in ins.modifiers else ()) + \
-            (FP8_PAIRS[ins.type], "F16", "UNPACK_B_MERGE_C")
-        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0]), RZ])
-
-    def unpack_fp8(self, ins) -> None:
-        """cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a: the two bytes of a widened to halves."""
-        sty = ins.types[0]
-        extra = [m for m in ins.modifiers if m not in ("rn", "relu")]
-        if extra or "rn" not in ins.modifiers:
-            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.f16x2.{sty}`")
-        mods = (("RELU",) if "relu" in ins.modifiers else ()) + ("F16", FP8_PAIRS[sty], "UNPACK_B")
-        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
+    def narrow_pair(self, ins, form: "NarrowForm") -> None:
+        """cvt between a narrow float pair (fp8, fp6, fp4, ue8m0) and f32 / f16x2 / bf16x2:
+        one F2FP, as ptxas writes it. A pack puts a (or the source's high half) in the high
+        element and merges over zero (RZ as Rc); an unpack widens the low 16 bits of a."""
+        dty, sty = ins.type, ins.types[0]
+        mods = set(ins.modifiers)
+        rounding = [m for m in ins.modifiers if m in ROUNDING or m in FRND_MODE or m in ("rna", "rs")]
+        extra = mods - set(form.roundings) - {"satfinite", "relu"}
+        satfinite_wrong = form.satfinite is not None and ("satfinite" in mods) != form.satfinite
+        if len(rounding) != 1 or rounding[0] not in form.roundings or extra or satfinite_wrong \
+                or ("relu" in mods and not form.relu) or len(ins.srcs) != form.sources:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{dty}.{sty}`")
+        suffix = form.roundings[rounding[0]]
+        flags = (("SATFINITE",) if "satfinite" in mods else ()) + (("RELU",) if "relu" in mods else ())
+        d = self.dst(ins.dests[0])
+        srcs = [self.reg_part(a) for a in ins.srcs]
+        if form.layout == "UNPACK_B":
+            self.emit("F2FP", flags + (form.wide, NARROW_FORMATS[sty], "UNPACK_B"), [d] + srcs)
+            return
+        self.emit("F2FP", flags + (NARROW_FORMATS[dty], form.wide, form.layout) + suffix, [d] + srcs + [RZ])
 
     def round_to_tf32(self, ins) -> None:
         """cvt.rna{.satfinite}.tf32.f32: round to 10 mantissa bits, ties away from zero, by
