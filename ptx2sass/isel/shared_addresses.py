@@ -223,22 +223,17 @@ def fold_uniform_shared_terms(mf: MFunction) -> int:
     defs = _Defs(mf)
     folded = 0
     replaced: set[int] = set()
-    for b in mf.blocks:
-        for ins in b.instrs:
-            if ins.opcode not in UNIFORM_TERM_ACCESSES:
-                continue
-            for i, mem in enumerate(ins.operands):
-                if not (isinstance(mem, VMem) and not mem.wide and _whole(mem.base)
-                        and mem.ubase is None and not mem.uniform_zero):
-                    continue
-                term = _uniform_term(defs, mem.base)
-                if term is None or not -OFFSET_LIMIT <= mem.offset + term[2] < OFFSET_LIMIT \
-                        or not encodes_uniform_term(arch, ins, i):
-                    continue
-                ins.operands[i] = VMem(term[0], mem.offset + term[2], wide=False, suffix64=mem.suffix64,
-                                       ubase=term[1])
-                replaced.add(mem.base.reg.id)
-                folded += 1
+    for ins, i, mem in _window_operands(mf, UNIFORM_TERM_ACCESSES):
+        if mem.ubase is not None or mem.uniform_zero:
+            continue
+        term = _uniform_term(defs, mem.base)
+        if term is None or not -OFFSET_LIMIT <= mem.offset + term[2] < OFFSET_LIMIT \
+                or not encodes_uniform_term(arch, ins, i):
+            continue
+        ins.operands[i] = VMem(term[0], mem.offset + term[2], wide=False, suffix64=mem.suffix64,
+                               ubase=term[1])
+        replaced.add(mem.base.reg.id)
+        folded += 1
     if folded:
         _remove_unread(mf, defs, replaced)
     return folded
@@ -263,30 +258,35 @@ def fold_shared_addresses(mf: MFunction) -> int:
     defs = _Defs(mf)
     folded = 0
     replaced: set[int] = set()
-    for b in mf.blocks:
-        for ins in b.instrs:
-            if ins.opcode not in ACCESSES:
-                continue
-            for i, mem in enumerate(ins.operands):
-                if not (isinstance(mem, VMem) and not mem.wide and _whole(mem.base)):
-                    continue
-                base, offset = mem.base, mem.offset
-                split = _split_add(defs, base)
-                if split is not None and -OFFSET_LIMIT <= offset + split[1] < OFFSET_LIMIT:
-                    base, offset = split[0], offset + split[1]
-                scaled = _scaled(defs, base)
-                shape = _shape(ins)
-                if scaled is not None and mf.target.scaled_shared_index and _encodable(arch, ins.opcode, ins.modifiers, shape, scaled[1]):
-                    base = VOp(scaled[0].reg, suffix=(scaled[1],))
-                if base is mem.base or not _encodable(arch, ins.opcode, ins.modifiers, shape, None):
-                    continue
-                ins.operands[i] = VMem(base, offset, wide=False, suffix64=mem.suffix64,
-                                       uniform_zero=mem.uniform_zero)
-                replaced.add(mem.base.reg.id)
-                folded += 1
+    for ins, i, mem in _window_operands(mf, ACCESSES):
+        base, offset = mem.base, mem.offset
+        split = _split_add(defs, base)
+        if split is not None and -OFFSET_LIMIT <= offset + split[1] < OFFSET_LIMIT:
+            base, offset = split[0], offset + split[1]
+        scaled = _scaled(defs, base)
+        shape = _shape(ins)
+        if scaled is not None and mf.target.scaled_shared_index and _encodable(arch, ins.opcode, ins.modifiers, shape, scaled[1]):
+            base = VOp(scaled[0].reg, suffix=(scaled[1],))
+        if base is mem.base or not _encodable(arch, ins.opcode, ins.modifiers, shape, None):
+            continue
+        ins.operands[i] = VMem(base, offset, wide=False, suffix64=mem.suffix64,
+                               uniform_zero=mem.uniform_zero)
+        replaced.add(mem.base.reg.id)
+        folded += 1
     if folded:
         _remove_unread(mf, defs, replaced)
     return folded
+
+
+def _window_operands(mf: MFunction, opcodes):
+    """(instruction, operand index, memory operand) of every access among `opcodes` whose
+    address is a whole 32-bit window register plus an offset: what the folds may rewrite."""
+    for b in mf.blocks:
+        for ins in b.instrs:
+            if ins.opcode in opcodes:
+                for i, mem in enumerate(ins.operands):
+                    if isinstance(mem, VMem) and not mem.wide and _whole(mem.base):
+                        yield ins, i, mem
 
 
 def _remove_unread(mf: MFunction, defs: _Defs, candidates: set[int]) -> None:
