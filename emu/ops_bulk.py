@@ -177,6 +177,25 @@ def op_bulk_copy(w, s, active, mask):
     _complete(w, bar, n, lane)
 
 
+@semantics("UGETNEXTWORKID", vector=True)
+def op_get_next_work_id(w, s, active, mask):
+    """`UGETNEXTWORKID.SELFCAST [URa], [URa+1]` (clusterlaunchcontrol.try_cancel, sm_100+):
+    asks to cancel a cluster not yet launched and writes the 16-byte response at the shared
+    address URa, completing 16 transaction bytes on the mbarrier at URa+1. The emulator's
+    launches start every CTA they will run, so nothing is left to cancel: the response is the
+    PTX ISA's failed request (`is_canceled` false, all 128 bits zero), which the hardware may
+    always answer."""
+    lane = _per_warp_once(w, mask)
+    if lane is None:
+        return
+    if tuple(s.ins.modifiers) != ("SELFCAST",):
+        raise EmuFault(f"{s.ins.opcode}.{'.'.join(s.ins.modifiers)} not modelled")
+    response = _uvalue(w, _ureg(s.ins.operands[0]), lane) + s.ins.operands[0].offset
+    bar = _uvalue(w, _ureg(s.ins.operands[1]), lane) + s.ins.operands[1].offset
+    _put(w, "shared", response & M32, np.zeros(16, np.uint8), lane)
+    _complete(w, bar & M32, 16, lane)
+
+
 @semantics("UMEMSETS", vector=True)
 def op_shared_memset(w, s, active, mask):
     """`UMEMSETS.64 [URa], URb, URc` (st.bulk, sm_100+): URc 8-byte words, each the value of

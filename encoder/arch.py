@@ -194,6 +194,9 @@ class Target:
     # (UBLKCP/UBLKRED/UBLKPF in ELECT or R2UR loops, isel/bulk_copy.py; forms probed from
     # tools/isa_seeds/bulk_copy_sm90.ptx and bulk_copy_sm120.ptx: the same on sm_90..120)
     bulk_copy_unit: bool = False
+    # clusterlaunchcontrol.try_cancel as UGETNEXTWORKID.SELFCAST in the bulk copies' ELECT
+    # loop (sm_100+, isel/cluster_launch_control.py)
+    cluster_launch_control: bool = False
     # cp.async.bulk.tensor's .multicast::cluster as UTMALDG.MULTICAST (sm_90, sm_100..110;
     # sm_120's ptxas writes the plain UTMALDG and a call checking the CTA mask instead:
     # refused there, isel/tensor_copy.py)
@@ -481,7 +484,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, cluster_launch_control=True, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
                           warpgroup_mma=False, tensor_multicast=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False,

@@ -54,7 +54,8 @@ def expands(ins: ast.Instruction) -> bool:
     if op in ("atom", "red"):
         return _atomic_loop(ins)
     if op == "cp" and ".bulk" in mods and not mods & {".commit_group", ".wait_group"} \
-            or op == "fence" and ".tensormap::generic" in mods:
+            or op == "fence" and ".tensormap::generic" in mods \
+            or op == "clusterlaunchcontrol" and ".try_cancel" in mods:
         # a unit instruction issued once per warp from uniform registers in a loop over the
         # lanes (isel/tensor_copy.py, isel/bulk_copy.py): under a guard, a warp where no
         # lane's guard holds would still issue it once, with stale operands

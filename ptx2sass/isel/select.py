@@ -44,6 +44,7 @@ from ptx2sass.isel.mma import MatrixMultiply
 from ptx2sass.isel.mbarrier import MbarrierSelection
 from ptx2sass.isel.mbarrier_syncs import SyncsMbarrierSelection
 from ptx2sass.isel.bulk_copy import BulkCopySelection
+from ptx2sass.isel.cluster_launch_control import ClusterLaunchControl
 from ptx2sass.isel.tensor_copy import TensorCopySelection
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.multimem import MultimemSelection
@@ -58,7 +59,7 @@ from ptx2sass.isel.tcgen05 import TensorMemorySelection
 ZERO_EXTENDED_RESULTS = frozenset({"u8", "b8", "u16", "b16"})
 
 
-class Selector(MemorySelection, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
+class Selector(MemorySelection, ClusterLaunchControl, IntegerSelection, Bits64, IntDivision, CarryArithmetic, MatrixMultiply,
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
                Classify, SpecialRegisters, CacheOps, MbarrierSelection, SyncsMbarrierSelection, TextureSelection,
