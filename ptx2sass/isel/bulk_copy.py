@@ -156,10 +156,11 @@ class BulkCopySelection:
         self.emit("PRMT", (), [u, t, Imm(0x5410), RZ])
         return u
 
-    def bulk_policy(self, policy):
-        """The cache policy's pair: a per-lane 64-bit register's two halves."""
+    def bulk_policy(self, policy, ur: Reg = POLICY_UR):
+        """The cache policy pair into `ur` (None where emitted here: a kernel parameter), else
+        the per-lane 64-bit register's two halves to R2UR there."""
         if isinstance(policy, ir.Value) and policy.id in self.param_values:
-            self.emit("ULDC", ("64",), [POLICY_UR, self.param_values[policy.id][0]], guarded=False)
+            self.emit("ULDC", ("64",), [ur, self.param_values[policy.id][0]], guarded=False)
             return None
         return [self.reg_part(policy, 0), self.reg_part(policy, 1)]
 

@@ -1842,18 +1842,17 @@ class MemorySelection:
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
         self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
 
-    # fence[.proxy.async::generic].{release.sync_restrict::shared::cta, acquire.sync_restrict::
-    # shared::cluster}.cluster (sm_90+): a release restricted to the CTA's shared memory is the
-    # shared::cta proxy fence; the acquire side needs nothing (ptxas 13.5 leaves a NOP)
-    RESTRICTED_FENCES = {"sync_restrict::shared::cta": [("MEMBAR", ("ALL", "CTA")), ("FENCE", ("VIEW", "ASYNC", "S"))],
-                         "sync_restrict::shared::cluster": [("NOP", ())]}
-
     # fence.proxy.async[.<space>] (sm_90+): the generic proxy's accesses ordered with the
     # async proxy's (bulk copies, st.async): ptxas 13.5's fences per space
     PROXY_ASYNC_FENCES = {None: [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))],
                           "global": [("FENCE", ("VIEW", "ASYNC", "G"))],
                           "shared::cta": [("MEMBAR", ("ALL", "CTA")), ("FENCE", ("VIEW", "ASYNC", "S"))],
                           "shared::cluster": [("MEMBAR", ("ALL", "GPU")), ("FENCE", ("VIEW", "ASYNC", "S"))]}
+    # fence[.proxy.async::generic].{release.sync_restrict::shared::cta, acquire.sync_restrict::
+    # shared::cluster}.cluster (sm_90+): a release restricted to the CTA's shared memory is the
+    # shared::cta proxy fence; the acquire side needs nothing (ptxas 13.5 leaves a NOP)
+    RESTRICTED_FENCES = {"sync_restrict::shared::cta": PROXY_ASYNC_FENCES["shared::cta"],
+                         "sync_restrict::shared::cluster": [("NOP", ())]}
 
     def proxy_async_fence(self, ins) -> None:
         rest = [m for m in ins.modifiers[2:]]

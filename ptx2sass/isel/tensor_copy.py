@@ -112,7 +112,7 @@ class TensorCopySelection:
         if got is not None:
             lane += [(got[0], MAP_UR), (got[1], Reg("UR", MAP_UR.index + 1))]
         if policy is not None:
-            got = self.tensor_policy(policy)
+            got = self.bulk_policy(policy, POLICY_UR)     # isel/bulk_copy.py
             if got is not None:
                 lane += [(got[0], POLICY_UR), (got[1], Reg("UR", POLICY_UR.index + 1))]
 
@@ -220,9 +220,3 @@ class TensorCopySelection:
         self.emit("PRMT", (), [word, low, Imm(0x5410), high])
         return word
 
-    def tensor_policy(self, policy):
-        """The cache policy pair into POLICY_UR (None where emitted here), else its halves."""
-        if isinstance(policy, ir.Value) and policy.id in self.param_values:
-            self.emit("ULDC", ("64",), [POLICY_UR, self.param_values[policy.id][0]], guarded=False)
-            return None
-        return [self.reg_part(policy, 0), self.reg_part(policy, 1)]
