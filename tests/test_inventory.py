@@ -76,3 +76,35 @@ def test_quadpair_mma_lists_every_accumulator_pair_ptxas_accepts():
     chosen = [f for f in inventory.forms() if f.spelling in want]
     verdicts = ptxas_verdicts([(instruction_text(f), False) for f in chosen], 89, version_for(chosen[0], 89))
     assert len(chosen) == 12 and all(ok for ok, _ in verdicts), [m for _, m in verdicts]
+
+
+def _wgmma_sample():
+    """Every wgmma.mma_async line of the spec at its first, a middle and its last N."""
+    import re
+    forms = [f for f in inventory.forms() if f.spelling.startswith("wgmma.mma_async")]
+    def n(f):
+        return int(re.search(r"\.m64n(\d+)k", f.spelling).group(1))
+    return [f for f in forms if n(f) in (8, 24, 256)], forms
+
+
+def test_wgmma_accumulators_and_ptxas_verdicts():
+    """wgmma.mma_async in the inventory (every .m64nN shape, f16/bf16/tf32/fp8/integer/b1,
+    A from a descriptor or registers): the accumulator operand holds N/2 registers (N/4 for
+    f16 accumulators, two halves a register); ptxas 13.5 takes the forms on sm_90a (mixed
+    s8/u8 from PTX 8.4 only, with its message below that) and none on sm_100a."""
+    import re
+    sample, forms = _wgmma_sample()
+    assert len(forms) == 392 and len(sample) >= 40
+    for f in sample:
+        n = int(re.search(r"\.m64n(\d+)k", f.spelling).group(1))
+        accumulators = instruction_text(f).split("}")[0].count("%acc")
+        assert accumulators == (n // 4 if f.types[0] == ".f16" else n // 2), f.spelling
+        assert f.valid_on(90, (8, 4), True) and not f.valid_on(90, (8, 4)) and not f.valid_on(100, (9, 0), True)
+    verdicts = ptxas_verdicts([(instruction_text(f), False) for f in sample], "90a", (8, 4))
+    assert all(ok for ok, _ in verdicts), [(f.spelling, m) for f, (ok, m) in zip(sample, verdicts) if not ok][:5]
+    mixed = [f for f in sample if ".s8.u8" in f.spelling or ".u8.s8" in f.spelling]
+    assert mixed and all(f.min_ptx_for(90) == (8, 4) for f in mixed)
+    ((ok, msg),) = ptxas_verdicts([(instruction_text(mixed[0]), False)], "90a", (8, 0))
+    assert not ok and "mixed integer types" in msg and "8.4" in msg
+    ((ok, msg),) = ptxas_verdicts([(instruction_text(sample[0]), False)], "100a", (8, 8))
+    assert not ok

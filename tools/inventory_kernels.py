@@ -4,6 +4,8 @@ tools/inventory_check.py (does ptxas accept what the inventory says?) and the pe
 coverage checker."""
 from __future__ import annotations
 
+import re
+
 from ptx2sass.frontend.inventory import Form, Operand
 from ptx2sass.frontend.instructions import TARGET_MIN_VERSION
 
@@ -92,6 +94,10 @@ def operand_text(form: Form, op: Operand, regs: _Regs) -> str:
         return "[tex0]"
     if k == "U":
         return "[surf0]"
+    if k == "g":                    # a warpgroup accumulator: N/2 words of .m64nN, N/4 for f16
+        n = int(re.search(r"\.m64n(\d+)k", form.spelling).group(1))
+        count = n // 4 if form.types and form.types[0] == ".f16" else n // 2
+        return "{" + ", ".join(f"%acc{j}" for j in range(count)) + "}"
     n = int(k[1:])
     if k[0] == "v":
         return "{" + ", ".join(regs.take(ty) for _ in range(n)) + "}"
@@ -128,6 +134,8 @@ def acceptance_module(lines: list[str], sm: int, ptx: tuple[int, int],
     else:
         head += ".visible .entry kbody(.param .u64 kparam)\n{\n"
     head += KERNEL_DECLS + (".reg .b128 %q<8>;\n" if ptx >= (8, 3) else "")
+    if any("%acc" in line for line in lines):
+        head += ".reg .b32 %acc<128>;\n"
     head += "L_targets: .branchtargets L_end;\n"
     first = head.count("\n") + 1
     return head + "\n".join(lines) + "\nL_end:\nret;\n}\n", first
