@@ -707,6 +707,23 @@ class Checker:
                     if self.reported(tensor_copy_checks.problems(ins.modifiers, ins.operands, space_of),
                                      ins, scope):
                         return
+                if op == "tensormap" and ins.modifiers[:1] == (".replace",):
+                    from ptx2sass.frontend import tensormap_checks
+
+                    def var_space(node):
+                        if type(node) is ast.Address and node.base is not None:
+                            node = node.base
+                        if type(node) is not ast.Name:
+                            return None
+                        sym = self.lookup(node, scope)
+                        return sym.space if sym is not None and sym.kind == "var" else None
+
+                    def reg_type(node):
+                        return self.register_type(node.name, scope) if type(node) is ast.Name else None
+                    if self.reported(tensormap_checks.problems(
+                            ins.modifiers, ins.operands, self.target_sm, self.target_name,
+                            _constant_value, reg_type, var_space), ins, scope):
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for severity, message in prefetch_checks.vector_diagnostics(op, ins.modifiers):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptx2sass import codegen, oracle
+from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu.launch import run
 
 KERNEL = """.version 8.8
@@ -39,7 +39,7 @@ DONE:
 }}
 """
 
-ARCHS = ["sm_90a", "sm_100a"]
+ARCHS = ["sm_90a", "sm_100a", "sm_120a"]
 V64 = 0x0000_0A5C_3F21_7E90
 V32 = 0x0000_0133
 
@@ -53,12 +53,12 @@ def _forms(arch: str) -> list[tuple[str, str]]:
                 ("global_dim", f"{ord_}, %r1"), ("global_dim", f"{ord_}, {1000 + ord_}"),
                 ("element_stride", f"{ord_}, %r1"), ("element_stride", f"{ord_}, {1 + ord_}"),
                 ("global_stride", f"{ord_}, %rd2"), ("global_stride", f"{ord_}, 0x123456789a0")]
-    top = 15 if arch == "sm_100a" else 12
+    top = 15 if arch != "sm_90a" else 12
     out += [("elemtype", str(v)) for v in range(top + 1)]
     out += [("interleave_layout", str(v)) for v in range(3)]
     out += [("swizzle_mode", str(v)) for v in range(4)]
     out += [("fill_mode", str(v)) for v in range(2)]
-    if arch == "sm_100a":
+    if arch != "sm_90a":
         out += [("swizzle_atomicity", str(v)) for v in range(4)]
     return out
 
@@ -105,3 +105,38 @@ def test_spaces(space):
     """The shared::cta and generic forms (LDS/STS, LD/ST) of a sample of fields."""
     for i, (field, operands) in enumerate(_forms("sm_90a")[::3]):
         _compare("sm_90a", field, operands, space, 100 + i)
+
+
+BAD = [
+    ("sm_90a", "elemtype.global.b1024.b32 [%rd1], %r1"),
+    ("sm_90a", "elemtype.global.b1024.b32 [%rd1], 13"),
+    ("sm_100a", "elemtype.global.b1024.b32 [%rd1], 16"),
+    ("sm_90a", "swizzle_mode.global.b1024.b32 [%rd1], -1"),
+    ("sm_90a", "fill_mode.global.b1024.b32 [%rd1], 2"),
+    ("sm_90a", "interleave_layout.global.b1024.b32 [%rd1], 3"),
+    ("sm_100a", "swizzle_atomicity.global.b1024.b32 [%rd1], 4"),
+    ("sm_90a", "swizzle_atomicity.global.b1024.b32 [%rd1], 1"),
+    ("sm_90a", "box_dim.global.b1024.b32 [%rd1], 5, %r1"),
+    ("sm_90a", "box_dim.global.b1024.b32 [%rd1], %r1"),
+    ("sm_90a", "global_stride.global.b1024.b64 [%rd1], %r1, %rd2"),
+    ("sm_90a", "rank.global.b1024.b64 [%rd1], %rd2"),
+    ("sm_90a", "global_address.global.b1024.b32 [%rd1], %r1"),
+    ("sm_90a", "rank.global.b1024.b32 [%rd1], 1, %r1"),
+    ("sm_90a", "rank.global.b1024.b32 [%rd1], %rd2"),
+    ("sm_90a", "global_address.global.b1024.b64 [p], %rd2"),
+    ("sm_90a", "global_address.shared::cluster.b1024.b64 [%r2], %rd2"),
+    ("sm_90a", "global_address.global.b1024.b64 [%rd1], %rd2;\n tensormap.replace.im2col.rank.global.b1024.b32 [%rd1], %r1"),
+    ("sm_90", "rank.global.b1024.b32 [%rd1], %r1"),
+]
+
+
+@pytest.mark.parametrize("arch,form", BAD)
+def test_refusals_as_ptxas(arch, form):
+    """Invalid forms: ours refuses with ptxas's first message, at the line."""
+    src = KERNEL.format(arch=arch, body=f"tensormap.replace.tile.{form};", shared=0)
+    ref = oracle.ptxas(src, arch)
+    assert not ref.ok
+    first = next(line for line in ref.stderr.splitlines() if "error" in line)
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(src, arch)
+    assert first.split("line", 1)[1].strip() in str(e.value), (first, str(e.value))
