@@ -140,3 +140,46 @@ def test_refusals_as_ptxas(arch, form):
     with pytest.raises(CompileError) as e:
         codegen.compile_ptx(src, arch)
     assert first.split("line", 1)[1].strip() in str(e.value), (first, str(e.value))
+
+
+CP_FENCEPROXY = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u64 q)
+{{
+ .reg .b32 %r<12>; .reg .b64 %rd<8>;
+ .shared .align 128 .b8 tm[256];
+ ld.param.u64 %rd1, [p]; ld.param.u64 %rd2, [q];
+ mov.u32 %r2, tm;
+ mov.u32 %r3, %tid.x;
+ shl.b32 %r4, %r3, 2;
+ cvt.u64.u32 %rd3, %r4; add.u64 %rd4, %rd1, %rd3;
+ ld.global.u32 %r5, [%rd4];
+ add.u32 %r6, %r2, %r4;
+ st.shared.u32 [%r6], %r5;
+ bar.sync 0;
+ tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.{scope}.sync.aligned [%rd2+128], [%r2+64], 128;
+ ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+@pytest.mark.parametrize("scope", ["cta", "cluster", "gpu", "sys"])
+def test_cp_fenceproxy_copies_the_map(arch, scope):
+    """The 128 bytes at shared tm+64 land at global q+128, nothing else changes: ptxas's
+    cubin and ours in the emulator, and NumPy."""
+    src = CP_FENCEPROXY.format(arch=arch, scope=scope)
+    ref = oracle.ptxas(src, arch)
+    assert ref.ok, ref.stderr
+    ours = codegen.compile_ptx(src, arch)
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 1 << 32, 64, dtype=np.uint32)
+    start = rng.integers(0, 1 << 32, 96, dtype=np.uint32)
+    want = start.copy()
+    want[32:64] = data[16:48]
+    for cubin in (ref.output, ours):
+        out = start.copy()
+        res = run(cubin, "k", 1, 64, [data.copy(), out], hazard_check=cubin is ours)
+        assert not res.hazards
+        assert out.tolist() == want.tolist()

@@ -15,8 +15,8 @@ bit of word 2 each (0x200000, 0x400000), and elemtype 11/12 set bit 16 (ptxas's 
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import Imm
-from ptx2sass.isel.common import NOT_PT, RZ
+from ptx2sass.encoder.model import Imm, SpecialReg
+from ptx2sass.isel.common import NOT_PT, PT, RZ
 from ptx2sass.mir import VMem, VOp
 
 LUT_SELECT_C = 0xB8        # b ? c : a   (a: the old word, b: the mask, c: the new bits)
@@ -200,4 +200,40 @@ class TensorMapSelection:
 
     # ------------------------------------------------------------------ cp_fenceproxy
     def tensormap_cp_fenceproxy(self, ins) -> None:
-        raise self.unsupported("`tensormap.cp_fenceproxy`")
+        """`tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.<scope>
+        .sync.aligned [dst], [src], 128`, as ptxas 13.5: each lane copies its 4 of the 128
+        bytes (lane id * 4): LDS, then ATOMG.E.EXCH.STRONG.GPU to global (for .cta,
+        .cluster and .gpu alike, no fence), or for .sys a plain STG and MEMBAR.ALL.SYS. Both
+        global accesses name no memory descriptor, as ptxas's (that ATOMG form seeded from
+        tools/isa_seeds/tensormap_cp_fenceproxy_*)."""
+        mods = ins.modifiers
+        scope = next((m for m in ("cta", "cluster", "gpu", "sys") if m in mods), None)
+        if scope is None or len(ins.srcs) != 3 or self.known_constant(ins.srcs[2]) != 128 \
+                or "release" not in mods:
+            raise self.unsupported(f"`tensormap.{'.'.join(mods)}`")
+        dst, src = ins.srcs[0], ins.srcs[1]
+        lane = VOp(self.mf.new_vreg())
+        self.emit("S2R", (), [lane, SpecialReg("SR_LANEID")])
+        off = VOp(self.mf.new_vreg())
+        self.emit("IMAD", ("SHL", "U32"), [off, lane, Imm(4), RZ])
+        smem = self.address(src, "shared")
+        at = off
+        if smem.base is not None and smem.base != RZ:
+            at = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [at, off, smem.base, RZ])
+        word = VOp(self.mf.new_vreg())
+        self.emit("LDS", (), [word, self.near_offset(VMem(at, smem.offset, wide=False,
+                                                              ubase=smem.ubase))])
+        gmem = self.address(dst, "global")
+        pair = self.new_pair()
+        carry = VOp(self.mf.new_vreg("P"))
+        lo, hi = (VOp(gmem.base.reg, 0), VOp(gmem.base.reg, 1)) if gmem.base is not None else (RZ, RZ)
+        self.emit("IADD3", (), [VOp(pair.reg, 0), carry, off, lo, RZ], ndefs=2)
+        self.emit("IADD3", ("X",), [VOp(pair.reg, 1), RZ, hi, RZ, carry, NOT_PT])
+        target = self.near_offset(VMem(pair, gmem.offset, wide=True, suffix64=False,
+                                       described=False))
+        if scope == "sys":
+            self.emit("STG", ("E",), [target, word], ndefs=0)
+            self.emit("MEMBAR", ("ALL", "SYS"), [], ndefs=0)
+            return
+        self.emit("ATOMG", ("E", "EXCH", "STRONG", "GPU"), [PT, RZ, target, word], ndefs=2)
