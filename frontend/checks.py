@@ -724,6 +724,18 @@ class Checker:
                             ins.modifiers, ins.operands, self.target_sm, self.target_name,
                             _constant_value, reg_type, var_space), ins, scope):
                         return
+                if op == "tensormap" and ins.modifiers[:1] == (".cp_fenceproxy",):
+                    from ptx2sass.frontend import tensormap_checks
+
+                    def var_space(node):
+                        if type(node) is ast.Address and node.base is not None:
+                            node = node.base
+                        sym = self.lookup(node, scope) if type(node) is ast.Name else None
+                        return sym.space if sym is not None and sym.kind == "var" else None
+                    if self.reported(tensormap_checks.cp_fenceproxy_problems(
+                            ins.modifiers, ins.operands, self.target_sm, self.target_name,
+                            _constant_value, var_space), ins, scope):
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for severity, message in prefetch_checks.vector_diagnostics(op, ins.modifiers):

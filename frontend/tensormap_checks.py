@@ -77,3 +77,38 @@ def problems(modifiers: tuple, operands: list, target_sm: int, target_name: str,
             out.append(f"Argument 1 of instruction '{NAME}': value '{v}' expected to be in "
                        f"range [0..{top}] when {field} modifier is used.")
     return out
+
+
+CP = "tensormap.cp_fenceproxy"
+
+
+def cp_fenceproxy_problems(modifiers: tuple, operands: list, target_sm: int, target_name: str,
+                           constant, space_of) -> list[str]:
+    """`tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.<scope>
+    .sync.aligned [dst], [src], 128` as ptxas 13.5.37 checks it (its words and order)."""
+    if target_sm < 90:
+        return [f"Instruction '{CP}' not supported on .target '{target_name}'"]
+    mods = modifiers[1:]
+    out = []
+    if ".sync" not in mods or ".aligned" not in mods:
+        out += [f".sync modifier required for instruction '{CP}'",
+                f".aligned modifier required for instruction '{CP}'",
+                f".sync modifier required for instruction '{CP}'"]
+    if ".release" not in mods:
+        out.append(f".release modifier required for instruction '{CP}'")
+    spaces = [m for m in mods if m in (".global", ".shared::cta", ".shared", ".shared::cluster")]
+    if spaces[:2] != [".global", ".shared::cta"]:
+        out += [f"State space incorrect for instruction '{CP}', expected '.global'",
+                f"State space incorrect for instruction '{CP}'",
+                f"State space incorrect for instruction '{CP}', expected '.shared::cta'",
+                f"State space incorrect for instruction '{CP}'"]
+    if out:
+        return out
+    if len(operands) != 3 or constant(operands[2]) is None:
+        return [f"Arguments mismatch for instruction '{CP}'"]
+    if space_of(operands[0]) in (".param", ".param::entry", ".param::func"):
+        out.append(f"State space mismatch between instruction and address in instruction '{CP}'")
+    size = constant(operands[2])
+    if size != 128:
+        out.append(f"Argument 2 of instruction '{CP}': unexpected value '{size}', expected to be 128")
+    return out

@@ -183,3 +183,28 @@ def test_cp_fenceproxy_copies_the_map(arch, scope):
         res = run(cubin, "k", 1, 64, [data.copy(), out], hazard_check=cubin is ours)
         assert not res.hazards
         assert out.tolist() == want.tolist()
+
+
+CP = "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic"
+BAD_CP = [
+    ("sm_90a", f"{CP}.release.gpu.sync.aligned [%rd1], [%r2], 64"),
+    ("sm_90a", f"{CP}.release.gpu [%rd1], [%r2], 128"),
+    ("sm_90a", f"{CP}.acquire.gpu.sync.aligned [%rd1], [%r2], 128"),
+    ("sm_90a", "tensormap.cp_fenceproxy.shared::cta.global.tensormap::generic.release.gpu.sync.aligned "
+               "[%rd1], [%r2], 128"),
+    ("sm_90a", f"{CP}.release.gpu.sync.aligned [%rd1], [%r2], %r1"),
+    ("sm_90a", f"{CP}.release.gpu.sync.aligned [%rd1], [%r2]"),
+    ("sm_80", f"{CP}.release.gpu.sync.aligned [%rd1], [%r2], 128"),
+    ("sm_90a", f"{CP}.release.gpu.sync.aligned [p], [%r2], 128"),
+]
+
+
+@pytest.mark.parametrize("arch,form", BAD_CP)
+def test_cp_fenceproxy_refusals_as_ptxas(arch, form):
+    src = KERNEL.format(arch=arch, body=f"{form};", shared=0)
+    ref = oracle.ptxas(src, arch)
+    assert not ref.ok
+    first = next(line for line in ref.stderr.splitlines() if "error" in line)
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(src, arch)
+    assert first.split("line", 1)[1].strip() in str(e.value), (first, str(e.value))
