@@ -1406,6 +1406,11 @@ class Checker:
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "
                             f"'{self.target_name}'")
+        if op == "clusterlaunchcontrol" and ".multicast::cluster::all" in ins.modifiers \
+                and self.target_sm >= 100 and self.target_name[-1:] not in ("a", "f"):
+            # try_cancel's multicast form is arch-specific (ptxas 13.5: sm_100a/f, sm_120a)
+            problems.append(f"Feature '.multicast::cluster::all' not supported on .target "
+                            f"'{self.target_name}'")
         if op == "wgmma" and self.target_sm != 90:
             # the warpgroup MMA is sm_90a's alone: sm_100[a] and later refuse it twice
             variant = _variant(op, ins.modifiers)

@@ -4,6 +4,8 @@ in the emulator on a random map, is the oracle for where each field lives. Each 
 ptxas's cubin and ours on the same random 128 bytes and compares the bytes after."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -208,3 +210,69 @@ def test_cp_fenceproxy_refusals_as_ptxas(arch, form):
     with pytest.raises(CompileError) as e:
         codegen.compile_ptx(src, arch)
     assert first.split("line", 1)[1].strip() in str(e.value), (first, str(e.value))
+
+
+MULTICAST_TRY_CANCEL = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p) .explicitcluster .reqnctapercluster 2, 1, 1
+{{
+ .reg .b32 %r<12>; .reg .b64 %rd<4>; .reg .pred %p<4>; .reg .b128 %q;
+ .shared .align 16 .b8 resp[16];
+ .shared .align 8 .b64 mb;
+ ld.param.u64 %rd1, [p];
+ mov.u32 %r1, resp; mov.u32 %r2, mb; mov.u32 %r9, %tid.x;
+ mov.u32 %r10, %cluster_ctarank; mov.u32 %r11, %ctaid.x;
+ setp.eq.u32 %p2, %r9, 0;
+ setp.eq.u32 %p3, %r10, 0;
+ and.pred %p3, %p3, %p2;
+ st.shared.v4.u32 [%r1], {{%r9, %r9, %r9, %r9}};
+ @%p2 mbarrier.init.shared::cta.b64 [%r2], 1;
+ barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+ @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 16;
+ @%p3 clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128 [%r1], [%r2];
+WAIT:
+ mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r2], 0;
+ @!%p1 bra WAIT;
+ ld.shared.b128 %q, [%r1];
+ clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %q;
+ clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {{%r3, %r4, %r5, _}}, %q;
+ selp.u32 %r6, 1000, 7, %p1;
+ add.u32 %r6, %r6, %r3; add.u32 %r6, %r6, %r4; add.u32 %r6, %r6, %r5;
+ mad.lo.u32 %r7, %r11, 64, %r9;
+ mul.wide.u32 %rd2, %r7, 4; add.u64 %rd2, %rd1, %rd2;
+ barrier.cluster.arrive.release; barrier.cluster.wait.acquire;
+ st.global.u32 [%rd2], %r6;
+ ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_120a"])
+def test_try_cancel_multicast_as_ptxas(arch):
+    """`.multicast::cluster::all` (refused before): UGETNEXTWORKID.BROADCAST as ptxas, one CTA
+    of a cluster of 2 asks; the (failed) response reaches both CTAs' shared memory and
+    mbarriers: 7 in every thread of both (a CTA it missed would read its tid pattern or hang),
+    ptxas's cubin and ours alike."""
+    src = MULTICAST_TRY_CANCEL.format(arch=arch)
+    ref = oracle.ptxas(src, arch)
+    assert ref.ok, ref.stderr
+    ours = codegen.compile_ptx(src, arch)
+    shape = lambda c: re.findall(r"UGETNEXTWORKID\.\w+", oracle.nvdisasm(c, ()))   # noqa: E731
+    assert shape(ours) == shape(ref.output) == ["UGETNEXTWORKID.BROADCAST"]
+    for cubin in (ref.output, ours):
+        out = np.zeros(128, np.uint32)
+        res = run(cubin, "k", 2, 64, [out], hazard_check=cubin is ours)
+        assert not res.hazards
+        assert out.tolist() == [7] * 128
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_try_cancel_multicast_needs_an_arch_specific_target(arch):
+    src = MULTICAST_TRY_CANCEL.format(arch=arch)
+    ref = oracle.ptxas(src, arch)
+    assert not ref.ok
+    first = next(line for line in ref.stderr.splitlines() if "error" in line)
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(src, arch)
+    assert first.split("line", 1)[1].strip() in str(e.value)
