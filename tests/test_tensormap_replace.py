@@ -276,3 +276,59 @@ def test_try_cancel_multicast_needs_an_arch_specific_target(arch):
     with pytest.raises(CompileError) as e:
         codegen.compile_ptx(src, arch)
     assert first.split("line", 1)[1].strip() in str(e.value)
+
+
+CVTA_SHARED = """.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+ .reg .b32 %r<12>; .reg .b64 %rd<8>; .reg .pred %p1;
+ .shared .align 16 .b8 buf[256];
+ ld.param.u64 %rd1, [p];
+ mov.u32 %r1, %tid.x;
+ shl.b32 %r2, %r1, 2;
+ mov.u32 %r3, buf;
+ add.u32 %r4, %r3, %r2;
+ mad.lo.u32 %r9, %r1, 3, 1;
+ st.shared.u32 [%r4], %r9;
+ bar.sync 0;
+ cvt.u64.u32 %rd2, %r4;
+ cvta.shared.u64 %rd3, %rd2;
+ ld.u32 %r5, [%rd3];
+ xor.b32 %r6, %r4, 4;
+ cvt.u64.u32 %rd4, %r6;
+ setp.lt.u32 %p1, %r1, 40;
+ @%p1 cvta.shared.u64 %rd4, %rd4;
+ @!%p1 cvta.shared.u64 %rd4, buf;
+ ld.u32 %r8, [%rd4];
+ cvta.shared.u64 %rd6, buf;
+ ld.u32 %r7, [%rd6+8];
+ mad.lo.u32 %r5, %r8, 1000, %r5;
+ mad.lo.u32 %r5, %r7, 1000000, %r5;
+ mul.wide.u32 %rd7, %r1, 4; add.u64 %rd7, %rd1, %rd7;
+ st.global.u32 [%rd7], %r5;
+ ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_cvta_shared_reads_the_window_once(arch):
+    """cvta.shared on sm_90+ (the shared::cluster window): SR_SWINHI read once per function
+    (ptxas: one S2R; ours read it at each cvta before), the generic loads' values = ptxas's
+    in the emulator and NumPy's."""
+    src = CVTA_SHARED.format(arch=arch)
+    ref = oracle.ptxas(src, arch)
+    assert ref.ok, ref.stderr
+    ours = codegen.compile_ptx(src, arch)
+    count = lambda c: oracle.nvdisasm(c, ()).count("SR_SWINHI")   # noqa: E731
+    assert count(ours) == count(ref.output) == 1
+    t = np.arange(64)
+    v = 3 * t + 1
+    want = (v + 1000 * np.where(t < 40, v[t ^ 1], v[0]) + 1000000 * v[2]) & 0xFFFFFFFF
+    for cubin in (ref.output, ours):
+        out = np.zeros(64, np.uint32)
+        res = run(cubin, "k", 1, 64, [out], hazard_check=cubin is ours)
+        assert not res.hazards
+        assert out.tolist() == want.tolist()
