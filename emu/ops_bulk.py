@@ -179,7 +179,8 @@ def op_bulk_copy(w, s, active, mask):
 
 @semantics("UGETNEXTWORKID", vector=True)
 def op_get_next_work_id(w, s, active, mask):
-    """`UGETNEXTWORKID.SELFCAST [URa], [URa+1]` (clusterlaunchcontrol.try_cancel, sm_100+):
+    """`UGETNEXTWORKID.SELFCAST|BROADCAST [URa], [URa+1]` (clusterlaunchcontrol.try_cancel,
+    sm_100+; BROADCAST: `.multicast::cluster::all`, every CTA of the cluster):
     asks to cancel a cluster not yet launched and writes the 16-byte response at the shared
     address URa, completing 16 transaction bytes on the mbarrier at URa+1. The emulator's
     launches start every CTA they will run, so nothing is left to cancel: the response is the
@@ -188,10 +189,19 @@ def op_get_next_work_id(w, s, active, mask):
     lane = _per_warp_once(w, mask)
     if lane is None:
         return
-    if tuple(s.ins.modifiers) != ("SELFCAST",):
-        raise EmuFault(f"{s.ins.opcode}.{'.'.join(s.ins.modifiers)} not modelled")
+    mods = tuple(s.ins.modifiers)
+    if mods not in (("SELFCAST",), ("BROADCAST",)):
+        raise EmuFault(f"{s.ins.opcode}.{'.'.join(mods)} not modelled")
     response = _uvalue(w, _ureg(s.ins.operands[0]), lane) + s.ins.operands[0].offset
     bar = _uvalue(w, _ureg(s.ins.operands[1]), lane) + s.ins.operands[1].offset
+    if mods == ("BROADCAST",):
+        # `.multicast::cluster::all`: the response, and its 16 transaction bytes, reach the
+        # same offsets in every CTA of the cluster (shared::cluster addresses, rank << 24)
+        low = (1 << 24) - 1
+        for rank in range(w.m.launch.cluster_size):
+            _put(w, "shared", (response & low) | rank << 24, np.zeros(16, np.uint8), lane)
+            _complete(w, (bar & low) | rank << 24, 16, lane)
+        return
     _put(w, "shared", response & M32, np.zeros(16, np.uint8), lane)
     _complete(w, bar & M32, 16, lane)
 

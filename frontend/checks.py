@@ -707,6 +707,35 @@ class Checker:
                     if self.reported(tensor_copy_checks.problems(ins.modifiers, ins.operands, space_of),
                                      ins, scope):
                         return
+                if op == "tensormap" and ins.modifiers[:1] == (".replace",):
+                    from ptx2sass.frontend import tensormap_checks
+
+                    def var_space(node):
+                        if type(node) is ast.Address and node.base is not None:
+                            node = node.base
+                        if type(node) is not ast.Name:
+                            return None
+                        sym = self.lookup(node, scope)
+                        return sym.space if sym is not None and sym.kind == "var" else None
+
+                    def reg_type(node):
+                        return self.register_type(node.name, scope) if type(node) is ast.Name else None
+                    if self.reported(tensormap_checks.problems(
+                            ins.modifiers, ins.operands, self.target_sm, self.target_name,
+                            _constant_value, reg_type, var_space), ins, scope):
+                        return
+                if op == "tensormap" and ins.modifiers[:1] == (".cp_fenceproxy",):
+                    from ptx2sass.frontend import tensormap_checks
+
+                    def var_space(node):
+                        if type(node) is ast.Address and node.base is not None:
+                            node = node.base
+                        sym = self.lookup(node, scope) if type(node) is ast.Name else None
+                        return sym.space if sym is not None and sym.kind == "var" else None
+                    if self.reported(tensormap_checks.cp_fenceproxy_problems(
+                            ins.modifiers, ins.operands, self.target_sm, self.target_name,
+                            _constant_value, var_space), ins, scope):
+                        return
                 if op in ("prefetch", "prefetchu"):
                     from ptx2sass.frontend import prefetch_checks
                     for severity, message in prefetch_checks.vector_diagnostics(op, ins.modifiers):
@@ -1376,6 +1405,11 @@ class Checker:
                 and self.target_name[-1:] not in ("a", "f"):
             variant = _variant(op, ins.modifiers)
             problems.append(f"Instruction '{variant}' not supported on .target "
+                            f"'{self.target_name}'")
+        if op == "clusterlaunchcontrol" and ".multicast::cluster::all" in ins.modifiers \
+                and self.target_sm >= 100 and self.target_name[-1:] not in ("a", "f"):
+            # try_cancel's multicast form is arch-specific (ptxas 13.5: sm_100a/f, sm_120a)
+            problems.append(f"Feature '.multicast::cluster::all' not supported on .target "
                             f"'{self.target_name}'")
         if op == "wgmma" and self.target_sm != 90:
             # the warpgroup MMA is sm_90a's alone: sm_100[a] and later refuse it twice

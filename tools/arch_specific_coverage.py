@@ -4,7 +4,7 @@ the arch-specific forms (setmaxnreg, wgmma's fences, f32 redux) with every other
 ptxas takes there (`--sample N --seed S` draws N of those; the arch-specific ones always).
 tools.inventory_coverage leaves the `a` targets out; this is its compile-only check there.
 
-    py -m tools.arch_specific_coverage --arch 90a [--sample 200 --seed 5]
+    py -m tools.arch_specific_coverage --arch 90a [--sample 200 --seed 5] [--opcode tensormap]
 """
 from __future__ import annotations
 
@@ -43,10 +43,12 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", default="90a", help="90a, 100a, 100f, 103a, 120a")
     ap.add_argument("--sample", type=int, default=0, help="how many of the other forms (0: all)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--opcode", default=None, help="only the forms of this opcode")
     args = ap.parse_args(argv)
     sm = int(re.match(r"\d+", args.arch).group())
     target = f"sm_{args.arch}"
-    forms = [f for f in inventory.forms() if f.valid_on(sm, version_for(f, sm), True)]
+    forms = [f for f in inventory.forms() if f.valid_on(sm, version_for(f, sm), True)
+             and (args.opcode is None or f.name.split(".")[0] == args.opcode)]
     special = [f for f in forms if f.arch_specific]
     others = [f for f in forms if not f.arch_specific]
     if args.sample:

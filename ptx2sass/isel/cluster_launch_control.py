@@ -3,7 +3,9 @@
 - `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128
   [response], [mbarrier]`: UGETNEXTWORKID.SELFCAST [URresponse], [URmbarrier], once per lane
   where the operands differ (the bulk copies' ELECT loop, isel/bulk_copy.py); the 16-byte
-  response and the mbarrier's transaction bytes arrive asynchronously.
+  response and the mbarrier's transaction bytes arrive asynchronously. With
+  `.multicast::cluster::all` (sm_100a/sm_120a) UGETNEXTWORKID.BROADCAST: the response and the
+  bytes reach every CTA of the cluster at the same offsets.
 - `clusterlaunchcontrol.query_cancel.*.b128 d, response` reads the response's words:
   `is_canceled` is bit 0 of word 2, `get_first_ctaid::x` word 0, `::y` the low half of
   word 1, `::z` its high half; `.v4` all three, the fourth element zero.
@@ -20,7 +22,8 @@ from ptx2sass.mir import VOp
 class ClusterLaunchControl:
     def sel_clusterlaunchcontrol(self, ins):
         mods = ins.modifiers
-        if mods[:1] == ("try_cancel",) and not any(m.startswith("multicast") for m in mods):
+        if mods[:1] == ("try_cancel",) and all(m in ("multicast::cluster::all",) or
+                                                not m.startswith("multicast") for m in mods):
             return self.try_cancel(ins)
         if mods[:1] == ("query_cancel",):
             return self.query_cancel(ins)
@@ -36,8 +39,10 @@ class ClusterLaunchControl:
             if got is not None:
                 lane.append((got, ur))
 
+        cast = "BROADCAST" if "multicast::cluster::all" in ins.modifiers else "SELFCAST"
+
         def issue():
-            self.emit("UGETNEXTWORKID", ("SELFCAST",), [Mem(ubase=DST_UR), Mem(ubase=BAR_UR)],
+            self.emit("UGETNEXTWORKID", (cast,), [Mem(ubase=DST_UR), Mem(ubase=BAR_UR)],
                       ndefs=0, guarded=False)
         self.elect_loop(lane, issue)
 

@@ -1183,8 +1183,9 @@ class MemorySelection:
 
     def cvta_cluster_shared(self, d: ir.Value, src, to_window: bool) -> None:
         """sm_90's shared window in the generic space: SR_SWINHI is the high half, the shared
-        address the low half (ptxas: `S2R R5, SR_SWINHI` beside the address; `cvta.to` keeps
-        the low half and clears the high)."""
+        address the low half (`cvta.to` keeps the low half and clears the high). SR_SWINHI is
+        read once per function (`shared_window_high`), as ptxas does and as the
+        shared::cluster accesses read it."""
         self.begin_wide(d)
         if to_window:
             self.move(self.dst(d, 0), self.reg_part(src, 0))
@@ -1194,7 +1195,7 @@ class MemorySelection:
             self.window_word(self.placement(src), src.offset, into=self.dst(d, 0))
         else:
             self.move(self.dst(d, 0), self.reg_part(src, 0))
-        self.emit("S2R", (), [self.dst(d, 1), SpecialReg("SR_SWINHI")])
+        self.move(self.dst(d, 1), self.shared_window_high())
 
     def copy_value(self, d: ir.Value, src) -> None:
         r = self.vreg(d)

@@ -46,6 +46,7 @@ from ptx2sass.isel.mbarrier_syncs import SyncsMbarrierSelection
 from ptx2sass.isel.bulk_copy import BulkCopySelection
 from ptx2sass.isel.cluster_launch_control import ClusterLaunchControl
 from ptx2sass.isel.tensor_copy import TensorCopySelection
+from ptx2sass.isel.tensormap import TensorMapSelection
 from ptx2sass.isel.memory import MemorySelection
 from ptx2sass.isel.multimem import MultimemSelection
 from ptx2sass.isel.video import VideoSelection
@@ -63,7 +64,7 @@ class Selector(MemorySelection, ClusterLaunchControl, IntegerSelection, Bits64, 
                FloatSelection, IeeeFloat, DirectedRounding, FlowBuilding, ConvertSelection, CallSelection,
                CachePolicy, VideoSelection, SimdVideoSelection, LoopGroups, LogicOps,
                Classify, SpecialRegisters, CacheOps, MbarrierSelection, SyncsMbarrierSelection, TextureSelection,
-               BulkCopySelection, TensorCopySelection, MultimemSelection, WarpgroupMma, TensorMemorySelection):
+               BulkCopySelection, TensorCopySelection, TensorMapSelection, MultimemSelection, WarpgroupMma, TensorMemorySelection):
     """One IR function to machine IR; the `sel_<opcode>` handlers live in the mixins."""
     def __init__(self, fn: ir.Function, arch_info, filename: str | None, layout=None,
                  callees: dict | None = None, pointers: dict | None = None,
