@@ -186,15 +186,31 @@ LD_REDUCE = [
     ("multimem.ld_reduce.global.max.v4.bf16x2", 32, 4),
     ("multimem.ld_reduce.global.add.acc::f32.v2.f16x2", 32, 2),
     ("multimem.ld_reduce.global.add.f64", 64, 1),
+    # vectors of single halves (the inventory's multimem forms: an internal KeyError before)
+    ("multimem.ld_reduce.global.add.v2.f16", 16, 2),
+    ("multimem.ld_reduce.relaxed.gpu.global.min.v4.bf16", 16, 4),
+    ("multimem.ld_reduce.global.add.acc::f32.v8.f16", 16, 8),
+    ("multimem.ld_reduce.acquire.sys.global.max.v8.bf16", 16, 8),
 ]
+
+
+def _store_out(bits, n):
+    """The results to out: one vector store, or two v4s for eight halves (ptxas 13.5 stores
+    only the first element of st.global.v8.b16)."""
+    if n == 8:
+        halves = [", ".join(f"%v{k}" for k in range(i, i + 4)) for i in (0, 4)]
+        return f"st.global.v4.b16 [%ro], {{{halves[0]}}};\nst.global.v4.b16 [%ro+8], {{{halves[1]}}};"
+    regs = ", ".join(f"%v{k}" for k in range(n))
+    return f"st.global{f'.v{n}' if n > 1 else ''}.b{bits} [%ro], {{{regs}}};" if n > 1 else \
+        f"st.global.b{bits} [%ro], {regs};"
 
 
 def _ld_reduce_ptx(arch, spelling, bits, n):
     """Thread t reduces slot t of `mem` (its one copy: the value) into out[t]."""
     regs = ", ".join(f"%v{k}" for k in range(n))
     ops = f"{{{regs}}}" if n > 1 else regs
-    vec = f".v{n}" if n > 1 else ""
     size = n * bits // 8
+    store = _store_out(bits, n)
     return f""".version 8.8
 .target {arch}
 .address_size 64
@@ -204,7 +220,7 @@ def _ld_reduce_ptx(arch, spelling, bits, n):
 {_per_thread("ro", "out", size)}
 add.s64 %rm, %rm, %g;
 {spelling} {ops}, [%rm];
-st.global{vec}.b{bits} [%ro], {ops};
+{store}
 ret;
 }}
 """
@@ -361,7 +377,6 @@ def _uniform_ld_reduce_ptx(arch, spelling, bits, n, offset, cvta):
     address in every lane) into its slot of out."""
     regs = ", ".join(f"%v{k}" for k in range(n))
     ops = f"{{{regs}}}" if n > 1 else regs
-    vec = f".v{n}" if n > 1 else ""
     return f""".version 8.8
 .target {arch}
 .address_size 64
@@ -370,7 +385,7 @@ def _uniform_ld_reduce_ptx(arch, spelling, bits, n, offset, cvta):
 .reg .b{bits} {regs};
 {_per_thread("ro", "out", n * bits // 8).replace("cvta.to.global.u64 %rm, %rm;", "cvta.to.global.u64 %rm, %rm;" if cvta else "")}
 {spelling} {ops}, [%rm+{offset}];
-st.global{vec}.b{bits} [%ro], {ops};
+{_store_out(bits, n)}
 ret;
 }}
 """

@@ -15,7 +15,9 @@ from ptx2sass.mir import VOp
 
 _INTEGER = {"u32": "32", "b32": "32", "s32": "S32", "u64": "64", "b64": "64", "s64": "S64"}
 _RZ_U32 = Reg("R", 255, suffix=("U32",))
-_HALF = {"f16x2": ("F16", 16), "bf16x2": ("BF16", 16), "f32": ("F32", 32)}
+# a float type: (lane name, lane bits, bits of one PTX register of the type)
+_FLOAT = {"f16x2": ("F16", 16, 32), "bf16x2": ("BF16", 16, 32), "f32": ("F32", 32, 32),
+          "f16": ("F16", 16, 16), "bf16": ("BF16", 16, 16)}
 
 
 class MultimemSelection:
@@ -29,10 +31,10 @@ class MultimemSelection:
             kind, rounding, words = _INTEGER[ty], (), 2 if ty[1:] == "64" else 1
         elif ty == "f64":
             kind, rounding, words = "F64", ("RN",), 2
-        else:
-            lane, bits = _HALF[ty]
-            lanes = n * 32 // bits
-            kind, rounding, words = lane + ("" if lanes == 1 else f"x{lanes}"), ("RN",), n
+        else:        # `.v2.f16` is one F16x2 word, `.v8.bf16` a BF16x8 quad, as a `.v4.bf16x2`
+            lane, lane_bits, reg_bits = _FLOAT[ty]
+            lanes = n * reg_bits // lane_bits
+            kind, rounding, words = lane + ("" if lanes == 1 else f"x{lanes}"), ("RN",), n * reg_bits // 32
         operation = self.arch.multimem_f32_accumulate if "acc::f32" in mods else op.upper()
         mem = self.param_pointer_address(ins.srcs[0])
         if mem is not None:      # a parameter's pointer: the uniform pair, `[RZ.U32+URx+imm]`
@@ -45,5 +47,5 @@ class MultimemSelection:
                   widths=widths)
         if "acquire" in mods:
             self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
-        bits = 64 if words == 2 and n == 1 else 32
+        bits = 64 if words == 2 and n == 1 else _FLOAT.get(ty, (0, 0, 32))[2]
         self.copy_out_vector(ins, t, bits, ty)
