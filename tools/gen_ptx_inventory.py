@@ -34,7 +34,7 @@ SPACES = frozenset("""
 CHAPTERS = ("integer", "float", "half", "comparison", "logic", "data movement",
             "texture/surface", "control flow", "parallel sync", "warp-level matrix", "video",
             "misc")
-OPERAND_KINDS = frozenset("d a r i p q dp pp m l L V W v g t T S U M f x".split())
+OPERAND_KINDS = frozenset("d a r i p q dp pp m l L V W v g n t T S U M f x".split())
 _TYPE_WIDTH = {".b8": 8, ".u8": 8, ".s8": 8, ".b16": 16, ".u16": 16, ".s16": 16, ".f16": 16,
                ".bf16": 16, ".b32": 32, ".u32": 32, ".s32": 32, ".f32": 32, ".b64": 64,
                ".u64": 64, ".s64": 64, ".f64": 64}

@@ -98,6 +98,11 @@ def operand_text(form: Form, op: Operand, regs: _Regs) -> str:
         n = int(re.search(r"\.m64n(\d+)k", form.spelling).group(1))
         count = n // 4 if form.types and form.types[0] == ".f16" else n // 2
         return "{" + ", ".join(f"%acc{j}" for j in range(count)) + "}"
+    if k == "n":                    # tcgen05.ld/st: .xN times the shape's words a lane
+        per = {".16x128b": 2, ".16x256b": 4}.get(next((m for m in form.modifiers if m in
+                                                        (".16x128b", ".16x256b")), ""), 1)
+        count = per * int(next(m for m in form.modifiers if m[:2] == ".x" and m[2:].isdigit())[2:])
+        return "{" + ", ".join(f"%acc{j}" for j in range(count)) + "}"
     n = int(k[1:])
     if k[0] == "v":
         return "{" + ", ".join(regs.take(ty) for _ in range(n)) + "}"
