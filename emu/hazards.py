@@ -76,14 +76,14 @@ class WarpTiming:
         self.ready: dict[tuple, tuple] = {}
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
-        self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
+        self.sb_readers: dict[int, dict[tuple, int]] = {0: {}, 1: {}, 2: {}, 3: {}, 4: {}, 5: {}}
         # register -> (offset, lanes, cycle, unit, scoreboard, seq, MMA opcode, guard): a late-reading load
         # (`late_source_reads`) with no read scoreboard, or an MMA (`late_fixed_reads`), may still read it
         # until that cycle or until a wait on the scoreboard (the load's write one, the MMA's read one)
         self.late_reads: dict[tuple, tuple] = {}
         # issue group (or "BAR") -> (cycle, offset) of its last instruction
         self.group_issued: dict = {}
-        self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
+        self.sb_queues: dict[int, dict[str, int]] = {0: {}, 1: {}, 2: {}, 3: {}, 4: {}, 5: {}}   # sb → queue → last seq
         self.seq = 0
         # predicate register -> seq of its last write (guards of exclusive writers)
         self.predicate_written: dict[tuple, int] = {}
