@@ -324,68 +324,69 @@ class TimingModel:
         if facts is None or facts.lat is not lat:
             facts = step.aux["timing"] = _StepFacts(step.ins, lat, step.offset)
         pending, ready = clock.pending, clock.ready
+        # 1. Wait on scoreboards.
         t = clock.t
         op = facts.op
+        # (a fixed-latency instruction that waits on nothing and sets no scoreboard: steps 2
+        # and 3 below only, with their checks against what is in flight only where something is)
         plain = facts.plain and not clock.gmma_groups
-        if not plain:
-            if facts.gmma or clock.gmma_groups:
-                writes = self._gmma(clock, step, reads, writes)
-            # 1. Wait on scoreboards.
-            if facts.special:          # waits, barriers, issue intervals, ldgsts padding
-                for sb in facts.wait_sbs:
-                    released = clock.sb_release[sb]
-                    if released > t:
-                        t = released
-                    covered = clock.sb_queues[sb]
-                    if pending:
-                        done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
-                        for reg in done:
-                            _, off, pop, _, _, who, _ = pending.pop(reg)
-                            ready[reg] = (released, off, pop, None, who, 0, None)
-                    if clock.late_reads:
-                        # a load whose result arrived has read its sources, and so has every
-                        # earlier load of an in-order unit (group) a later instruction of which has
-                        units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
-                        for reg in [r for r, e in clock.late_reads.items()
-                                    if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
-                            del clock.late_reads[reg]
-                    clock.sb_readers[sb].clear()
-                    covered.clear()
-                    # An instruction whose result has arrived has read its sources, too.
-                    for readers in clock.sb_readers.values():
-                        if readers:
-                            for reg in [r for r, e in readers.items() if e[3] == sb]:
-                                readers.pop(reg)
-                if facts.after_barrier and clock.group_issued.get("BAR") is not None:
-                    last = clock.group_issued["BAR"]
-                    if t < last[0] + lat.AFTER_BARRIER[1]:
-                        self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
-                                                 f"memory instructions need {lat.AFTER_BARRIER[1]}")
-                if op == "BAR":
-                    clock.group_issued["BAR"] = (t, facts.offset)
-                if facts.pad_role:
-                    pad, pad_after = lat.LDGSTS_PADDING
-                    # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
-                    seen = clock.group_issued.get("ldgsts_pad", 0)
-                    if op in pad_after:
-                        clock.group_issued["ldgsts_pad"] = 0
-                    elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
-                        # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
-                        # loop has two dummies after one)
-                        clock.group_issued["ldgsts_pad"] = seen + 1
-                    elif op == "LDGSTS":
-                        if 0 <= seen < pad:
-                            self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
-                                                     f"{pad} shared-memory-unit instructions (or @!PT LDS) "
-                                                     f"before it (ldgsts_padding)")
-                        clock.group_issued["ldgsts_pad"] = -1
-                group = facts.issue_group
-                if group is not None:
-                    last = clock.group_issued.get(group[0])
-                    if last is not None and t < last[0] + group[1]:
-                        self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
-                                                 f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
-                    clock.group_issued[group[0]] = (t, facts.offset)
+        if op in _GMMA_OPS or clock.gmma_groups:
+            writes = self._gmma(clock, step, reads, writes)
+        if facts.special:          # waits, barriers, issue intervals, ldgsts padding
+            for sb in facts.wait_sbs:
+                released = clock.sb_release[sb]
+                if released > t:
+                    t = released
+                covered = clock.sb_queues[sb]
+                if pending:
+                    done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
+                    for reg in done:
+                        _, off, pop, _, _, who, _ = pending.pop(reg)
+                        ready[reg] = (released, off, pop, None, who, 0, None)
+                if clock.late_reads:
+                    # a load whose result arrived has read its sources, and so has every
+                    # earlier load of an in-order unit (group) a later instruction of which has
+                    units = {lat.read_order(e[2]) for e in clock.sb_readers[sb].values()}
+                    for reg in [r for r, e in clock.late_reads.items()
+                                if e[4] == sb or lat.read_order(e[3]) in units or e[5] <= covered.get(e[3], -1)]:
+                        del clock.late_reads[reg]
+                clock.sb_readers[sb].clear()
+                covered.clear()
+                # An instruction whose result has arrived has read its sources, too.
+                for readers in clock.sb_readers.values():
+                    if readers:
+                        for reg in [r for r, e in readers.items() if e[3] == sb]:
+                            readers.pop(reg)
+            if facts.after_barrier and clock.group_issued.get("BAR") is not None:
+                last = clock.group_issued["BAR"]
+                if t < last[0] + lat.AFTER_BARRIER[1]:
+                    self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
+                                             f"memory instructions need {lat.AFTER_BARRIER[1]}")
+            if op == "BAR":
+                clock.group_issued["BAR"] = (t, facts.offset)
+            if facts.pad_role:
+                pad, pad_after = lat.LDGSTS_PADDING
+                # dummy loads seen since the entry or the last barrier; -1: an LDGSTS came since
+                seen = clock.group_issued.get("ldgsts_pad", 0)
+                if op in pad_after:
+                    clock.group_issued["ldgsts_pad"] = 0
+                elif (facts.never and op == "LDS" or facts.unit == "mio") and seen >= 0:
+                    # ptxas counts other shared-memory-unit instructions (a SHFL: flash_attn_fwd's
+                    # loop has two dummies after one)
+                    clock.group_issued["ldgsts_pad"] = seen + 1
+                elif op == "LDGSTS":
+                    if 0 <= seen < pad:
+                        self._flag(facts.offset, f"LDGSTS after the entry or a barrier with {seen} of the "
+                                                 f"{pad} shared-memory-unit instructions (or @!PT LDS) "
+                                                 f"before it (ldgsts_padding)")
+                    clock.group_issued["ldgsts_pad"] = -1
+            group = facts.issue_group
+            if group is not None:
+                last = clock.group_issued.get(group[0])
+                if last is not None and t < last[0] + group[1]:
+                    self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
+                                             f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
+                clock.group_issued[group[0]] = (t, facts.offset)
         # the footprint's registers with what is fixed about each (its last one kept: an
         # instruction mostly touches the same registers each time it runs)
         fp = facts.footprint
