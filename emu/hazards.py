@@ -71,18 +71,19 @@ class WarpTiming:
     def __init__(self):
         self.t = 0
         # reg → (issue time, producer offset, opcode, its _StepFacts (None: a variable-latency
-        # result that has arrived), lanes, which register of its result of that file)
+        # result that has arrived), lanes, which register of its result of that file, the
+        # cycle a fixed-latency result lands there (None: an arrived one))
         self.ready: dict[tuple, tuple] = {}
         self.pending: dict[tuple, tuple[int, int, str]] = {}    # reg → (sb, producer offset, opcode)
         self.sb_release = [0] * 6
-        self.sb_readers: dict[int, dict[tuple, int]] = {i: {} for i in range(6)}
+        self.sb_readers: dict[int, dict[tuple, int]] = {0: {}, 1: {}, 2: {}, 3: {}, 4: {}, 5: {}}
         # register -> (offset, lanes, cycle, unit, scoreboard, seq, MMA opcode, guard): a late-reading load
         # (`late_source_reads`) with no read scoreboard, or an MMA (`late_fixed_reads`), may still read it
         # until that cycle or until a wait on the scoreboard (the load's write one, the MMA's read one)
         self.late_reads: dict[tuple, tuple] = {}
         # issue group (or "BAR") -> (cycle, offset) of its last instruction
         self.group_issued: dict = {}
-        self.sb_queues: dict[int, dict[str, int]] = {i: {} for i in range(6)}   # sb → queue → last seq
+        self.sb_queues: dict[int, dict[str, int]] = {0: {}, 1: {}, 2: {}, 3: {}, 4: {}, 5: {}}   # sb → queue → last seq
         self.seq = 0
         # predicate register -> seq of its last write (guards of exclusive writers)
         self.predicate_written: dict[tuple, int] = {}
@@ -256,6 +257,15 @@ class TimingModel:
         for c, b in parts[2]:
             self.end(machine.clocks[c], step, b, reads, writes)
 
+    def _waw(self, reg, r, t: int, lands: int, offset: int) -> None:
+        """A write of `reg` issued at `t` that lands `lands` cycles later, before the
+        fixed-latency result `r` (its `ready` entry) still on its way: it must land after it
+        (an HMMA's unread result landed over the LOP3 that reused its register the next
+        cycle: H200, fuzz 9400186 hung)."""
+        self._flag(offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
+                           f"0x{r[1]:04x} issued; its result lands {r[6] - r[0]} cycles "
+                           f"after issue, this one's {lands} (WAW)")
+
     def _gmma(self, clock: WarpTiming, step, reads: list, writes: list) -> list:
         """wgmma's accumulators (emu.ops_gmma): an HGMMA/IGMMA/QGMMA's D registers are in flight
         from its issue until the WARPGROUP.DEPBAR.LE gsb0, N that retires its group (groups end at
@@ -317,6 +327,9 @@ class TimingModel:
         # 1. Wait on scoreboards.
         t = clock.t
         op = facts.op
+        # (a fixed-latency instruction that waits on nothing and sets no scoreboard: steps 2
+        # and 3 below only, with their checks against what is in flight only where something is)
+        plain = facts.plain and not clock.gmma_groups
         if op in _GMMA_OPS or clock.gmma_groups:
             writes = self._gmma(clock, step, reads, writes)
         if facts.special:          # waits, barriers, issue intervals, ldgsts padding
@@ -329,7 +342,7 @@ class TimingModel:
                     done = [r for r, p in pending.items() if p[0] == sb or p[4] <= covered.get(p[3], -1)]
                     for reg in done:
                         _, off, pop, _, _, who, _ = pending.pop(reg)
-                        ready[reg] = (released, off, pop, None, who, 0)
+                        ready[reg] = (released, off, pop, None, who, 0, None)
                 if clock.late_reads:
                     # a load whose result arrived has read its sources, and so has every
                     # earlier load of an in-order unit (group) a later instruction of which has
@@ -374,110 +387,51 @@ class TimingModel:
                     self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
                                              f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
                 clock.group_issued[group[0]] = (t, facts.offset)
+        # the footprint's registers with what is fixed about each (its last one kept: an
+        # instruction mostly touches the same registers each time it runs)
+        fp = facts.footprint
+        if fp is None or fp[0] != reads or fp[1] != writes:
+            fp = facts.footprint = _footprint(reads, writes, facts)
         # 2. Reads.
-        for reg in (dict.fromkeys(reads) if len(reads) > 1 else reads):
-            p = pending.get(reg)
-            if p is not None:
-                mine = lanes if reg[0] in _PER_LANE else _ALL
-                sb, off, pop, q, _, who, _ = p
-                if not who & mine:
-                    pass
-                elif q == facts.unit and facts.in_order:
-                    pass          # read after the result was written, in the unit's order
-                elif _exclusive_guards(p[6], facts, clock):
-                    pass          # the lanes that read it are not those it writes
-                elif sb == NO_SB:
-                    self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
-                                             f"a variable-latency result with no write scoreboard")
-                else:
-                    self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
-                                             f"without waiting on scoreboard SB{sb}")
-                continue
+        for reg, per_lane, file, keyed in fp[2]:
+            if pending:
+                p = pending.get(reg)
+                if p is not None:
+                    self._read_pending(clock, facts, reg, p, lanes if per_lane else _ALL)
+                    continue
             r = ready.get(reg)
-            if r is not None:
-                issued, off, pop, producer, who, part = r
-                if who & (lanes if reg[0] in _PER_LANE else _ALL):
-                    if producer is None:
-                        need = facts.need_arrived
-                    else:
-                        # the producer's facts (one object per instruction) stand for its opcode
-                        # and modifiers; a guard or addend register also keys how it is read
-                        key = (producer, reg[0], part) if reg not in facts.keyed_regs else \
-                            (producer, reg[0], part, reg == facts.guard, reg in facts.addend)
-                        need = facts.needs.get(key)
-                        if need is None:
-                            need = facts.needs[key] = facts.checker_need(lat.read_latency(
-                                pop, producer.modifiers, reg[0], op, reg == facts.guard, part, reg in facts.addend))
-                    if issued + need > t:
-                        self._flag(facts.offset, f"reads {_name(reg)} {t - issued} cycles after {pop} "
-                                                 f"at 0x{off:04x} issued; {op} needs {need}")
-        guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
+            if r is not None and r[4] & (lanes if per_lane else _ALL):
+                producer = r[3]
+                if producer is None:
+                    need = facts.need_arrived
+                else:
+                    # the producer's facts (one object per instruction) stand for its opcode
+                    # and modifiers; a guard or addend register also keys how it is read
+                    key = (producer, file, r[5]) if keyed is None else (producer, file, r[5]) + keyed
+                    need = facts.needs.get(key)
+                    if need is None:
+                        need = facts.needs[key] = facts.checker_need(lat.read_latency(
+                            r[2], producer.modifiers, file, op, reg == facts.guard, r[5], reg in facts.addend))
+                if r[0] + need > t:
+                    self._flag(facts.offset, f"reads {_name(reg)} {t - r[0]} cycles after {r[2]} "
+                                             f"at 0x{r[1]:04x} issued; {op} needs {need}")
         # 3. Writes.
-        if writes:
+        if fp[3]:
             variable = facts.variable
             sb_readers = clock.sb_readers
             busy_readers = [(sb, readers) for sb, readers in sb_readers.items() if readers] \
                 if any(sb_readers.values()) else ()
-            late_reads = clock.late_reads
-            first_of_file: dict[str, int] = {}
-            for reg in (dict.fromkeys(writes) if len(writes) > 1 else writes):
-                mine = lanes if reg[0] in _PER_LANE else _ALL
-                p = pending.get(reg)
-                # a later result of the same in-order unit lands after the pending one
-                # (ptxas: `F2I R6` with no scoreboard, then `@!P0 F2I R6`)
-                if p is not None and p[5] & mine and not (variable and p[3] == facts.queue) \
-                        and not _exclusive_guards(p[6], facts, clock):
-                    self._flag(facts.offset, f"overwrites {_name(reg)} while {p[2]} at 0x{p[1]:04x} may still "
-                                             f"write it (SB{p[0]} not waited)")
-                    pending.pop(reg)
-                for sb, readers in busy_readers:
-                    e = readers.get(reg)
-                    if e is not None and e[1] & mine and not (
-                            variable and facts.read_order is not None and lat.read_order(e[2]) == facts.read_order) \
-                            and not _exclusive_guards(e[4], facts, clock):
-                        self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
-                                                 f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
-                        readers.pop(reg)
-                late = late_reads.get(reg) if late_reads else None
-                if late is not None and late[3] == _TENSOR:
-                    # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`,
-                    # less `late_fixed_reads_write_early` for one whose result lands later (a
-                    # variable-latency one, or another MMA, writes after it read)
-                    if t < late[2] - lat.LATE_FIXED_WRITE_EARLY.get(op, 0) and late[1] & mine and not variable \
-                            and op not in lat.LATE_FIXED_READS \
-                            and not _exclusive_guards(late[7], facts, clock):
-                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
-                                                 f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
-                                                 f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
-                    del late_reads[reg]
-                elif late is not None:   # (a later instruction of the load's unit runs after it read)
-                    if t < late[2] and late[1] & mine and not (
-                            facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
-                            and not _exclusive_guards(late[7], facts, clock):
-                        window = lat.late_read_window(late[3])
-                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + window} "
-                                                 f"cycles after the load at 0x{late[0]:04x} issued; it may "
-                                                 f"read it for {window} (no read scoreboard)")
-                    del late_reads[reg]
+            in_flight = pending or busy_readers or clock.late_reads
+            guard = (facts.guard, facts.guard_inv, clock.seq) if variable and facts.guard else None
+            for reg, per_lane, part, is_predicate, lands in fp[3]:
+                mine = lanes if per_lane else _ALL
+                if in_flight:
+                    self._overwrite(clock, facts, reg, mine, t, busy_readers)
                 r = ready.get(reg)
-                if r is not None and r[3] is not None and r[4] & mine:
-                    # a fixed-latency result still on its way: this write must land after it
-                    # (an HMMA's unread result landed over the LOP3 that reused its register
-                    # the next cycle: H200, fuzz 9400186 hung)
-                    f = reg[0]
-                    e = r[3].landing.get(f)
-                    earlier = r[0] + (e if e is not None else r[3].lands(f))
-                    if variable:
-                        e = facts.variable_latency
-                    else:
-                        e = facts.landing.get(f)
-                        if e is None:
-                            e = facts.lands(f)
-                    mine_lands = t + e
-                    if mine_lands < earlier:
-                        self._flag(facts.offset, f"overwrites {_name(reg)} {t - r[0]} cycles after {r[2]} at "
-                                                 f"0x{r[1]:04x} issued; its result lands {earlier - r[0]} cycles "
-                                                 f"after issue, this one's {mine_lands - t} (WAW)")
+                if r is not None and r[6] is not None and r[4] & mine:
+                    e = facts.variable_latency if variable else lands
+                    if t + e < r[6]:
+                        self._waw(reg, r, t, e, facts.offset)
                 if variable:
                     p = pending.get(reg)
                     if p is not None:          # other lanes' pending result stays tracked
@@ -486,11 +440,15 @@ class TimingModel:
                     pending[reg] = (sb, facts.offset, op, facts.queue, clock.seq, mine, guard)
                     ready.pop(reg, None)
                 else:
-                    # the register's place in the result: its offset from the first written of its file
-                    first = first_of_file.setdefault(reg[0], reg[1])
-                    ready[reg] = (t, facts.offset, op, facts, mine, reg[1] - first)
-                if reg[0] == "P":
+                    # (part: the register's place in the result, from the first written of its file)
+                    ready[reg] = (t, facts.offset, op, facts, mine, part, t + lands)
+                if is_predicate:
                     clock.predicate_written[reg] = clock.seq
+        if plain:
+            clock.seq += 1
+            clock.t = t + facts.stall
+            return
+        guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
         if facts.tail:             # scoreboards it sets, sources it may read late
             # 4. Scoreboards set by this instruction.
             if facts.sets_scoreboards:
@@ -543,9 +501,69 @@ class TimingModel:
             # (ERRBAR) the next instruction issues once every fixed-latency result in flight
             # has landed; what a reader needs beyond its landing is still asked of it
             for reg, r in ready.items():
-                if r[3] is not None:
-                    clock.t = max(clock.t, r[0] + r[3].lands(reg[0]))
+                if r[6] is not None:
+                    clock.t = max(clock.t, r[6])
 
+    def _read_pending(self, clock: WarpTiming, facts, reg, p: tuple, mine: int) -> None:
+        """A read of `reg`, whose variable-latency result `p` (its `pending` entry) has not
+        arrived."""
+        sb, off, pop, q, _, who, _ = p
+        if not who & mine:
+            pass
+        elif q == facts.unit and facts.in_order:
+            pass          # read after the result was written, in the unit's order
+        elif _exclusive_guards(p[6], facts, clock):
+            pass          # the lanes that read it are not those it writes
+        elif sb == NO_SB:
+            self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x}, "
+                                     f"a variable-latency result with no write scoreboard")
+        else:
+            self._flag(facts.offset, f"reads {_name(reg)} written by {pop} at 0x{off:04x} "
+                                     f"without waiting on scoreboard SB{sb}")
+
+    def _overwrite(self, clock: WarpTiming, facts, reg, mine: int, t: int, busy_readers) -> None:
+        """A write of `reg` (on lanes `mine`, issued at `t`) against what is in flight: a
+        pending variable-latency result (WAW), a reader under a read scoreboard or a late
+        reader (WAR). What it conflicts with is no longer tracked after."""
+        lat, op, variable = self.lat, facts.op, facts.variable
+        pending, late_reads = clock.pending, clock.late_reads
+        p = pending.get(reg)
+        # a later result of the same in-order unit lands after the pending one
+        # (ptxas: `F2I R6` with no scoreboard, then `@!P0 F2I R6`)
+        if p is not None and p[5] & mine and not (variable and p[3] == facts.queue) \
+                and not _exclusive_guards(p[6], facts, clock):
+            self._flag(facts.offset, f"overwrites {_name(reg)} while {p[2]} at 0x{p[1]:04x} may still "
+                                     f"write it (SB{p[0]} not waited)")
+            pending.pop(reg)
+        for sb, readers in busy_readers:
+            e = readers.get(reg)
+            if e is not None and e[1] & mine and not (
+                    variable and facts.read_order is not None and lat.read_order(e[2]) == facts.read_order) \
+                    and not _exclusive_guards(e[4], facts, clock):
+                self._flag(facts.offset, f"overwrites {_name(reg)} while the instruction at "
+                                         f"0x{e[0]:04x} may still read it (SB{sb} not waited)")
+                readers.pop(reg)
+        late = late_reads.get(reg) if late_reads else None
+        if late is not None and late[3] == _TENSOR:
+            # an MMA's source: a fixed-latency writer must wait out `late_fixed_reads`,
+            # less `late_fixed_reads_write_early` for one whose result lands later (a
+            # variable-latency one, or another MMA, writes after it read)
+            if t < late[2] - lat.LATE_FIXED_WRITE_EARLY.get(op, 0) and late[1] & mine and not variable \
+                    and op not in lat.LATE_FIXED_READS \
+                    and not _exclusive_guards(late[7], facts, clock):
+                self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + lat.LATE_FIXED_READS.get(late[6], 0)} "
+                                         f"cycles after the {late[6]} at 0x{late[0]:04x} issued; it may read it "
+                                         f"for {lat.LATE_FIXED_READS.get(late[6], 0)} (late_fixed_reads)")
+            del late_reads[reg]
+        elif late is not None:   # (a later instruction of the load's unit runs after it read)
+            if t < late[2] and late[1] & mine and not (
+                    facts.read_order is not None and facts.read_order == lat.read_order(late[3])) \
+                    and not _exclusive_guards(late[7], facts, clock):
+                window = lat.late_read_window(late[3])
+                self._flag(facts.offset, f"overwrites {_name(reg)} {t - late[2] + window} "
+                                         f"cycles after the load at 0x{late[0]:04x} issued; it may "
+                                         f"read it for {window} (no read scoreboard)")
+            del late_reads[reg]
 
 _PER_LANE = frozenset(("R", "P"))
 _TENSOR = "tensor-late-read"      # late_reads' unit field for an MMA's sources (late_fixed_reads)
@@ -558,7 +576,7 @@ class _StepFacts:
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall", "drains",
                  "addend", "late_reads", "uniform_late", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
-                 "keyed_regs", "landing")
+                 "keyed_regs", "landing", "gmma", "footprint", "plain")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -617,6 +635,10 @@ class _StepFacts:
         self.special = bool(self.wait_sbs) or self.after_barrier or op == "BAR" or self.pad_role \
             or self.issue_group is not None
         self.tail = self.sets_scoreboards or self.late_reads or bool(self.late_window)
+        self.gmma = op in _GMMA_OPS
+        self.footprint = None       # `_footprint` of the registers it touched last
+        # `TimingModel.end`'s common case: none of the above but its registers to look at
+        self.plain = not (self.special or self.tail or self.gmma or self.drains or self.variable)
 
     def lands(self, file: str) -> int:
         """`lat.result_lands` of this instruction's result in a register of `file` (kept)."""
@@ -631,6 +653,22 @@ class _StepFacts:
         if self.reader_fixed is not None and need == self.reader_fixed[0]:
             return self.reader_fixed[1]
         return need
+
+
+def _footprint(reads: list, writes: list, facts) -> tuple:
+    """(reads, writes, read facts, write facts) of one execution's footprint: the registers
+    each once, in order; a read as (reg, per lane, file, None or (is guard, is addend) where
+    the register keys how it is read); a write as (reg, per lane, place in the result (its
+    offset from the first written of its file), is a predicate, cycles until a fixed-latency
+    result lands there)."""
+    rd = tuple((reg, reg[0] in _PER_LANE, reg[0],
+                (reg == facts.guard, reg in facts.addend) if reg in facts.keyed_regs else None)
+               for reg in dict.fromkeys(reads))
+    first_of_file: dict[str, int] = {}
+    wr = tuple((reg, reg[0] in _PER_LANE, reg[1] - first_of_file.setdefault(reg[0], reg[1]), reg[0] == "P",
+                None if facts.variable else facts.lands(reg[0]))
+               for reg in dict.fromkeys(writes))
+    return list(reads), list(writes), rd, wr
 
 
 _GMMA_OPS = frozenset(("HGMMA", "IGMMA", "QGMMA", "WARPGROUP"))
