@@ -69,45 +69,46 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems) -> 
     stype = next((t for t in types if t in SCALE_TYPES), None)
     written_vec = next((m for m in mods if m in SCALE_VECS), None)
     scaled = kind in BLOCK_KINDS or ".block_scale" in mods
+    sync_target = bool(suffix) and 120 <= sm < 130
+    feature_target = bool(suffix) and sm >= 100
+    unsupported = f"not supported on .target '{target}'"
     out = []
-    # PTX version
-    if scaled and version < (8, 7):
-        out.append("Feature 'mma with block scale' requires PTX ISA .version 8.7 or later")
-    if scaled and written_vec == ".scale_vec::4X" and stype == ".ue8m0" and version < (9, 1):
-        out.append("Feature 'mma with .scale_vec::4X and .ue8m0 scale type' requires PTX ISA "
-                   ".version 9.1 or later")
-    if scaled and kind == ".kind::mxf4nvf4" and version < (8, 7):
-        out.append("Feature '.kind::mxf4nvf4' requires PTX ISA .version 8.7 or later")
-    if scaled and written_vec == ".scale_vec::4X" and version < (8, 7):
-        out.append("Feature '.scale_vec::4X' requires PTX ISA .version 8.7 or later")
-    if not scaled and narrow and version < (8, 7):
-        out.append("Feature 'mma with with FP6/FP4 floating point type' requires PTX ISA "
-                   ".version 8.7 or later")
-    # target
-    sync_target = suffix and 120 <= sm < 130
-    feature_target = suffix and sm >= 100
-    if not scaled and any(t in FP8 for t in types[1:3]) and not narrow:
-        out += fp8_problems()
-    if not sync_target:
-        if scaled:
-            out.append(f"Instruction 'mma with block scale' not supported on .target '{target}'")
-            if not feature_target:
-                if kind is not None:
-                    out.append(f"Feature '{kind}' not supported on .target '{target}'")
-                if ".block_scale" in mods:
-                    out.append(f"Feature '.block_scale' not supported on .target '{target}'")
-            vec = size(mods)
-            if vec is not None and not (feature_target and suffix == "a"):
-                out.append(f"Feature '{vec}' not supported on .target '{target}'")
-            return out
-        if narrow:
-            out.append(f"Instruction 'mma with with FP6/FP4 floating point type' not supported "
-                       f"on .target '{target}'")
+    # each feature's PTX version line, then its target line, feature by feature (ptxas's order)
+    if scaled:
+        if version < (8, 7):
+            out.append("Feature 'mma with block scale' requires PTX ISA .version 8.7 or later")
+        if not sync_target:
+            out.append(f"Instruction 'mma with block scale' {unsupported}")
+        if written_vec == ".scale_vec::4X" and stype == ".ue8m0" and version < (9, 1):
+            out.append("Feature 'mma with .scale_vec::4X and .ue8m0 scale type' requires PTX ISA "
+                       ".version 9.1 or later")
+        if kind == ".kind::mxf4nvf4" and version < (8, 7):
+            out.append("Feature '.kind::mxf4nvf4' requires PTX ISA .version 8.7 or later")
         if kind is not None and not feature_target:
-            out.append(f"Feature '{kind}' not supported on .target '{target}'")
-        elif kind is None and narrow:
-            out.append(".kind::f8f6f4 modifier required for instruction 'mma'")
-        return out
+            out.append(f"Feature '{kind}' {unsupported}")
+        if ".block_scale" in mods and not feature_target:
+            out.append(f"Feature '.block_scale' {unsupported}")
+        if written_vec == ".scale_vec::4X" and version < (8, 7):
+            out.append("Feature '.scale_vec::4X' requires PTX ISA .version 8.7 or later")
+        vec = size(mods)
+        if vec is not None and not sync_target and not (feature_target and suffix == "a"):
+            out.append(f"Feature '{vec}' {unsupported}")
+        if not sync_target:
+            return out
+    else:
+        if narrow and version < (8, 7):
+            out.append("Feature 'mma with with FP6/FP4 floating point type' requires PTX ISA "
+                       ".version 8.7 or later")
+        if any(t in FP8 for t in types[1:3]) and not narrow:
+            out += fp8_problems()
+        if not sync_target:
+            if narrow:
+                out.append(f"Instruction 'mma with with FP6/FP4 floating point type' {unsupported}")
+            if kind is not None and not feature_target:
+                out.append(f"Feature '{kind}' {unsupported}")
+            elif kind is None and narrow:
+                out.append(".kind::f8f6f4 modifier required for instruction 'mma'")
+            return out
     return out + _form_problems(mods, kind, types, stype, written_vec, n_operands)
 
 
