@@ -136,11 +136,11 @@ def test_f8f6f4_values_f16(a, b, target):
 
 
 def _lines(cubin: bytes) -> list[str]:
-    """The MMA line and any selector UMOV, register numbers left out."""
+    """The MMA line and any selector UMOV, register numbers and reuse flags left out."""
     text = oracle.nvdisasm(cubin, ("-c",))
     lines = [" ".join(line.split("*/", 1)[1].split(";")[0].split()) for line in text.splitlines()
              if "MMA" in line or re.search(r"UMOV UR\d+, 0x", line)]
-    return [re.sub(r"\bU?R\d+", "R", line) for line in lines]
+    return [re.sub(r"\bU?R\d+", "R", line.replace(".reuse", "")) for line in lines]
 
 
 SCALED = [
