@@ -1529,15 +1529,16 @@ class Checker:
     def check_narrow_mma(self, ins: ast.Instruction) -> None:
         """kind::f8f6f4 fp6/fp4 and block-scaled `mma` (frontend/mma_narrow.py): the spelling's
         lines, then the selector pairs' values."""
+        sizes = [len(op.elements) if type(op) is ast.VectorOperand else 1 for op in ins.operands]
         problems = mma_narrow.problems(ins.modifiers, len(ins.operands), self.version,
-                                       self.target_name, lambda: self._fp8_mma_problems(ins))
-        if not problems and len(ins.operands) == 8:
+                                       self.target_name, lambda: self._fp8_mma_problems(ins), sizes)
+        if len(ins.operands) == 8 and mma_narrow.selectors_checked(ins.modifiers, problems):
             pairs = []
             for operand in (ins.operands[5], ins.operands[7]):
                 elements = list(operand.elements) if type(operand) is ast.VectorOperand else []
                 values = [_constant_value(e) for e in elements]
                 pairs.append(values if len(values) == 2 else [None, None])
-            problems = mma_narrow.selector_problems(ins.modifiers, pairs)
+            problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs)
         for message in problems:
             self.error(message, ins)
 

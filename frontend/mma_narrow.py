@@ -58,7 +58,7 @@ def size(modifiers) -> str | None:
     return written or DEFAULT_VEC.get(kind)
 
 
-def problems(modifiers, n_operands: int, version, target: str, fp8_problems) -> list[str]:
+def problems(modifiers, n_operands: int, version, target: str, fp8_problems, sizes=()) -> list[str]:
     """ptxas's lines for this spelling (the selector values aside): PTX version, target, then
     the form's own consistency. `fp8_problems()` gives the fp8 mma lines (sm_89, PTX 8.4)."""
     mods = tuple(modifiers)
@@ -111,15 +111,18 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems) -> 
             return out
     if any(m.startswith(".sp") for m in mods):
         return out          # the sparse forms: not generated yet (isel's "not supported yet")
-    return out + _form_problems(mods, kind, types, stype, written_vec, n_operands)
+    return out + _form_problems(mods, kind, types, stype, written_vec, n_operands, tuple(sizes))
 
 
-def _form_problems(mods, kind, types, stype, written_vec, n_operands) -> list[str]:
-    """The form's consistency on a target that has it (ptxas's order)."""
+def _form_problems(mods, kind, types, stype, written_vec, n_operands, sizes=()) -> list[str]:
+    """The form's consistency on a target that has it (ptxas's order). `sizes`: each
+    operand's vector length (1 for a scalar)."""
     shape = next((m for m in mods if m.startswith(".m") and "n" in m and "k" in m), None)
     ab = [t for t in types if t in FP8 + NARROW]
     block = ".block_scale" in mods
     out = []
+    if stype is not None and ".f16" in types:       # block scaling has f32 accumulators only
+        return ["Unexpected instruction types specified for 'mma'"]
     if stype is not None and n_operands == 8 and kind in BLOCK_KINDS:
         lines = _block_scaled_problems(kind, shape, ab, stype, written_vec)
         if block or lines[:1] == [f"Incorrect instruction type specified for mma with shape '{shape}'"]:
@@ -152,6 +155,10 @@ def _form_problems(mods, kind, types, stype, written_vec, n_operands) -> list[st
             out.append("Arguments mismatch for instruction 'mma'")
         if block:
             out.append("Illegal modifier '.block_scale' for instruction 'mma'")
+        if kind == ".kind::f8f6f4" and not block and shape == ".m16n8k16" and len(sizes) == 4:
+            # m16n8k16's A is two registers, B one: each other length is a line
+            out += ["Argument vector size mismatch for instruction 'mma'"
+                    for got, want in zip(sizes[1:3], (2, 1)) if got != want]
         if written_vec:
             out.append(f"Illegal modifier '{written_vec}' for instruction 'mma'")
         if out or kind != ".kind::f8f6f4":
@@ -185,7 +192,7 @@ def _block_scaled_problems(kind, shape, ab, stype, written_vec) -> list[str]:
         if written_vec in (".scale_vec::2X", ".scale_vec::4X"):
             return [f"Illegal modifier '{written_vec}' for instruction 'mma'"]
         return []
-    if len(ab) != 2 or any(t != ".e2m1" for t in ab) or shape not in (".m16n8k32", ".m16n8k64"):
+    if len(ab) != 2 or any(t != ".e2m1" for t in ab):
         return [f"Incorrect instruction type specified for mma with shape '{shape}'"]
     out = []
     vec = written_vec or DEFAULT_VEC.get(kind)
@@ -214,6 +221,17 @@ def _block_scaled_problems(kind, shape, ab, stype, written_vec) -> list[str]:
     if shape != ".m16n8k64":
         out.append(f"Illegal matrix shape '{shape}' for instruction 'mma'")
     return out
+
+
+def selectors_checked(modifiers, problems) -> bool:
+    """Whether ptxas goes on to the selector values after these lines: not after a type or
+    operand-count failure (f16 accumulators with a scale type, "Incorrect instruction type",
+    "Arguments mismatch")."""
+    if any(t in modifiers for t in SCALE_TYPES) and ".f16" in modifiers:
+        return False
+    return not any("Incorrect instruction type" in p or "Arguments mismatch" in p
+                   or ".block_scale modifier required" in p or "Illegal matrix shape" in p
+                   for p in problems)
 
 
 def selector_problems(modifiers, pairs) -> list[str]:

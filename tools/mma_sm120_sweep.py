@@ -3,7 +3,8 @@
 
     py -m tools.mma_sm120_sweep              # the modifier sweep on sm_120a (1,410 forms)
     py -m tools.mma_sm120_sweep --targets    # the valid forms on other targets and PTX versions
-    py -m tools.mma_sm120_sweep --every 7    # every 7th form only (the test's sample)
+    py -m tools.mma_sm120_sweep --held-out   # mixed types, f16, k16, selectors on sm_121f
+    py -m tools.mma_sm120_sweep --every 7    # every 7th form only
 
 Forms: kind {none, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4} x `.block_scale` or not x size {none,
 ::1X, ::2X, ::4X} x shape {m16n8k32, m16n8k64} x A=B type {e4m3, e2m1, e3m2} x scale type
@@ -23,6 +24,7 @@ BODY = """.version {version}
 {{
   .reg .b32 a<4>, b<2>, s<2>;
   .reg .f32 c<4>, d<4>;
+  .reg .b32 h<2>, e<2>;
   .reg .b64 q;
   ld.param.u64 q, [p];
   ld.global.v4.u32 {{a0,a1,a2,a3}}, [q];
@@ -31,10 +33,11 @@ BODY = """.version {version}
   ld.global.v2.u32 {{s0,s1}}, [q+48];
   {mma}
   st.global.v4.f32 [q], {{d0,d1,d2,d3}};
+  st.global.v2.u32 [q+16], {{h0,h1}};
   ret;
 }}
 """
-LINE = 14
+LINE = 15
 OPERANDS = "{d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1}, {c0,c1,c2,c3}"
 
 
@@ -51,6 +54,25 @@ def forms():
                                 tail = ", s0, {0, 0}, s1, {0, 0}" if ops == "scaled" else ""
                                 yield (f"mma.sync.aligned.{shape}.row.col{kind}{block}{vec}.f32.{t}.{t}"
                                        f".f32{stype} {OPERANDS}{tail};")
+
+
+def held_out_forms():
+    """Written after the rules were final and first run then (the figure is held out): mixed
+    A/B types, f16 accumulators, the k16 shape, selector values, on sm_121f at PTX 9.1."""
+    for kind in (".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4nvf4"):
+        for block in ("", ".block_scale"):
+            for vec in ("", ".scale_vec::2X", ".scale_vec::4X"):
+                for shape in ("m16n8k16", "m16n8k32", "m16n8k64"):
+                    for ab in ("e5m2.e2m3", "e2m1.e4m3", "e2m1.e2m1"):
+                        for acc in ("f32", "f16"):
+                            for stype in ("", ".ue8m0", ".ue4m3"):
+                                for tail in ("", ", s0, {0, 1}, s1, {2, 3}", ", s0, {3, 0}, s1, {0, 0}"):
+                                    if not (block or vec or stype) and tail:
+                                        continue
+                                    ops = OPERANDS if acc == "f32" else \
+                                        "{h0,h1}, {a0,a1,a2,a3}, {b0,b1}, {e0,e1}"
+                                    yield (f"mma.sync.aligned.{shape}.row.col{kind}{block}{vec}.{acc}.{ab}"
+                                           f".{acc}{stype} {ops}{tail};")
 
 
 # valid forms on other targets and versions (ptxas's target and version lines)
@@ -81,24 +103,40 @@ def _errors(stderr: str) -> list[tuple[int, str]]:
             for m in re.finditer(r"line (\d+); error\s*: (.*)", stderr)]
 
 
+def mma_lines(cubin: bytes) -> list[str]:
+    """The MMA line(s) and any selector UMOV, register numbers and reuse flags left out."""
+    from ptx2sass import oracle
+    text = oracle.nvdisasm(cubin, ("-c",))
+    lines = [" ".join(line.split("*/", 1)[1].split(";")[0].split()) for line in text.splitlines()
+             if "MMA" in line or re.search(r"UMOV UR\d+, 0x", line)]
+    return [re.sub(r"\bU?R\d+", "R", line.replace(".reuse", "")) for line in lines]
+
+
 def compare(ptx: str, target: str) -> tuple[bool, object, object]:
-    """(same, ptxas's result, ours): "ok" or the error lines (line, text), in order. The
-    target line (`PTX .version 8.6 does not support .target sm_120a`, line 2) is left out
-    of both: ptxas prints it after the instruction's lines."""
+    """(same, ptxas's result, ours): "ok" or the error lines (line, text), in order; where
+    both compile, the same MMA line(s) (mma_lines). The target line (`PTX .version 8.6 does
+    not support .target sm_120a`, line 2) is left out of both: ptxas prints it after the
+    instruction's lines."""
     from ptx2sass import oracle
     from ptx2sass.compiler import compile as compile_ptx
     from ptx2sass.errors import CompileError
     theirs_run = oracle.ptxas(ptx.encode(), target, name="k.ptx")
     theirs = "ok" if theirs_run.ok else [e for e in _errors(theirs_run.stderr) if e[0] != 2]
     try:
-        compile_ptx(ptx, target)
+        cubin = compile_ptx(ptx, target)
         ours = "ok"
     except CompileError as err:
         ours = [(d.line, d.message) for d in err.diagnostics if d.severity == "error" and d.line != 2]
+    if ours == theirs == "ok":
+        return mma_lines(cubin) == mma_lines(theirs_run.output), theirs, ours
     return ours == theirs, theirs, ours
 
 
-def cases(targets: bool):
+def cases(targets: bool, held_out: bool = False):
+    if held_out:
+        for mma in held_out_forms():
+            yield module(mma, "sm_121f", "9.1"), "sm_121f"
+        return
     if targets:
         for mma in TARGET_FORMS:
             for target in TARGETS:
@@ -112,11 +150,12 @@ def cases(targets: bool):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", action="store_true")
+    ap.add_argument("--held-out", action="store_true")
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--show", type=int, default=10, help="mismatches to print")
     args = ap.parse_args(argv)
     same = total = shown = 0
-    for i, (ptx, target) in enumerate(cases(args.targets)):
+    for i, (ptx, target) in enumerate(cases(args.targets, args.held_out)):
         if i % args.every:
             continue
         total += 1
