@@ -149,16 +149,16 @@ def _form_problems(mods, kind, types, stype, written_vec, n_operands, sizes=()) 
             out.append(f"Illegal modifier '{kind}' for instruction 'mma'")
         if kind is None and narrow:
             out.append(".kind::f8f6f4 modifier required for instruction 'mma'")
+        if kind is not None and shape == ".m16n8k16" and len(sizes) == 4:
+            # m16n8k16's A is two registers, B one: each other length is a line
+            out += ["Argument vector size mismatch for instruction 'mma'"
+                    for got, want in zip(sizes[1:3], (2, 1)) if got != want]
         if shape == ".m16n8k64":
             out.append("Incorrect instruction type specified for mma with shape '.m16n8k64'")
         elif block:
             out.append("Arguments mismatch for instruction 'mma'")
         if block:
             out.append("Illegal modifier '.block_scale' for instruction 'mma'")
-        if kind == ".kind::f8f6f4" and not block and shape == ".m16n8k16" and len(sizes) == 4:
-            # m16n8k16's A is two registers, B one: each other length is a line
-            out += ["Argument vector size mismatch for instruction 'mma'"
-                    for got, want in zip(sizes[1:3], (2, 1)) if got != want]
         if written_vec:
             out.append(f"Illegal modifier '{written_vec}' for instruction 'mma'")
         if out or kind != ".kind::f8f6f4":

@@ -227,3 +227,13 @@ def test_sweep_sample(start):
     for mma in forms[start:start + 141:47]:
         same, theirs, ours = sweep.compare(sweep.module(mma), "sm_120a")
         assert same, (mma, theirs, ours)
+
+
+@pytest.mark.parametrize("start", range(0, 2808, 702))
+def test_held_out_sample(start):
+    """Every 53rd form of the `--held-out` sweep (sm_121f, PTX 9.1: mixed types, f16
+    accumulators, m16n8k16, selector values; 53 forms)."""
+    forms = list(sweep.held_out_forms())
+    for mma in forms[start:start + 702:53]:
+        same, theirs, ours = sweep.compare(sweep.module(mma, "sm_121f", "9.1"), "sm_121f")
+        assert same, (mma, theirs, ours)
