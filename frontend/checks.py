@@ -1538,7 +1538,14 @@ class Checker:
                 elements = list(operand.elements) if type(operand) is ast.VectorOperand else []
                 values = [_constant_value(e) for e in elements]
                 pairs.append(values if len(values) == 2 else [None, None])
-            problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs)
+            # scale data in registers, selectors as two immediates each (ptxas: a register
+            # selector or an immediate scale is an "Arguments mismatch")
+            shaped = all(type(ins.operands[i]) is ast.Name for i in (4, 6)) \
+                and all(None not in pair for pair in pairs)
+            if not shaped:
+                problems = problems + ["Arguments mismatch for instruction 'mma'"]
+            else:
+                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs)
         for message in problems:
             self.error(message, ins)
 

@@ -236,7 +236,7 @@ def selectors_checked(modifiers, problems) -> bool:
 
 def selector_problems(modifiers, pairs) -> list[str]:
     """ptxas's lines for the selector pairs ((byte-id, thread-id) of A, of B; None where not
-    an immediate): A's pair is argument 5, B's 7; byte-id first, then thread-id."""
+    an immediate): A's pair is argument 5, B's 7; byte-id's line, then thread-id's (both)."""
     vec = size(modifiers)
     if vec is None:
         return []
@@ -251,7 +251,6 @@ def selector_problems(modifiers, pairs) -> list[str]:
             else:
                 out.append(f"Argument {arg} of instruction 'mma': unexpected value '{byte}', "
                            f"expected to be {' or '.join(str(v) for v in allowed)}")
-            continue
         if thread is not None and not 0 <= thread <= top:
             out.append(f"Argument {arg} of instruction 'mma': value '{thread}' out of range, "
                        f"expected to be in range [0..{top}]")

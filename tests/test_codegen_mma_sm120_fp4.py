@@ -195,10 +195,18 @@ REFUSALS = [
      + sweep.OPERANDS + ", s0, {0, 2}, s1, {0, 4};", "sm_120a", "9.2"),
     ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 "
      + sweep.OPERANDS + ", s0, {1, 0}, s1, {0, 0};", "sm_120a", "9.2"),
+    ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 "
+     + sweep.OPERANDS + ", s0, {4, 2}, s1, {4, 4};", "sm_120a", "9.2"),
+    ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 "
+     + sweep.OPERANDS + ", s0, {4, 2}, s1, {4, 4};", "sm_120a", "9.2"),
     ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 "
      + sweep.OPERANDS + ", s0, {0, 0}, s1, {2, 0};", "sm_120a", "9.2"),
     ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue8m0 "
      + sweep.OPERANDS + ", s0, {0, 0}, s1, {0, 0};", "sm_120a", "9.0"),
+    ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 "
+     + sweep.OPERANDS + ", s0, {s1, 0}, s1, {0, 0};", "sm_120a", "9.2"),
+    ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e2m1.f32.ue8m0 "
+     + sweep.OPERANDS + ", 3, {0, 0}, s1, {0, 0};", "sm_120a", "9.2"),
     ("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " + sweep.OPERANDS + ";", "sm_120", "9.2"),
     ("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32 " + sweep.OPERANDS + ";", "sm_100a", "9.2"),
     ("mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e2m1.e3m2.f32.ue8m0 "
