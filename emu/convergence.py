@@ -42,7 +42,7 @@ from .hazards import Hazard
 
 FULL = 0xFFFFFFFF
 MEMBER_MASK_OPS = {"SHFL", "VOTE", "REDUX", "MATCH"}
-WHOLE_WARP_OPS = {"HMMA", "IMMA", "QMMA", "DMMA", "BMMA", "LDSM", "STSM", "MOVM"}
+WHOLE_WARP_OPS = {"HMMA", "IMMA", "QMMA", "OMMA", "DMMA", "BMMA", "LDSM", "STSM", "MOVM"}
 RECONVERGE_MODES = ("optimistic", "explicit")
 
 

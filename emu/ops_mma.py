@@ -39,7 +39,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Reg
 
-from . import fp
+from . import fp, narrow_float
 from .errors import EmuFault
 from .lanes import PerWarp
 from .registry import semantics
@@ -129,6 +129,13 @@ def _unpack(word, e, elem_bits, kind):
 # fp8 code -> value (OCP FP8: E4M3 bias 7, no infinities; E5M2 bias 15, IEEE-like).
 _FP8 = {kind: np.array([fp.fp8_decode(c, kind) for c in range(256)], dtype=np.float64)
         for kind in ("e4m3", "e5m2")}
+# kind::f8f6f4's fp6/fp4 elements, one a byte (PTX ISA, mma: e2m1 in the central four bits,
+# bits 2-5; e2m3/e3m2 in the low six bits; the rest padding), values as OCP MX defines them
+# (emu/narrow_float.py, cvt's decoder). The padding bits are ignored: what the tensor core does
+# with non-zero padding was not measured (no sm_120 device).
+_FP8.update({"e2m1": np.array([narrow_float.decode(c >> 2 & 0xF, "E2M1") for c in range(256)]),
+             "e2m3": np.array([narrow_float.decode(c & 0x3F, "E2M3") for c in range(256)]),
+             "e3m2": np.array([narrow_float.decode(c & 0x3F, "E3M2") for c in range(256)])})
 
 
 def _shape(mods):
@@ -334,7 +341,7 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
     bits = {"tf32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
-            "e4m3": 8, "e5m2": 8, "b1": 1}[a_kind]
+            "e4m3": 8, "e5m2": 8, "e2m1": 8, "e2m3": 8, "e3m2": 8, "b1": 1}[a_kind]
     dtype = np.float64 if acc_kind in ("f32", "f16") else np.int64
     A = np.zeros((nw, m, k), dtype=dtype)
     B = np.zeros((nw, k, n), dtype=dtype)
@@ -560,9 +567,27 @@ def _fma(x: float, y: float, z: float, mode: str) -> float:
 
 @semantics("QMMA")
 def op_qmma(w, s, active, mask):
-    types = [m.lower() for m in s.ins.modifiers if m in ("E4M3", "E5M2")]
+    """fp8 (sm_89/sm_120) and kind::f8f6f4's fp6/fp4 (sm_120a: .E3M2/.E2M3/.E2M1) operands, the
+    exact sum rounded once as for fp8. Block scaling (QMMA.SF) faults: see op_omma."""
+    if "SF" in s.ins.modifiers:
+        _block_scaled(s)
+    types = [m.lower() for m in s.ins.modifiers if m in ("E4M3", "E5M2", "E3M2", "E2M3", "E2M1")]
     a_kind, b_kind = (types + ["e4m3", "e4m3"])[:2]
     _mma(w, s, mask, a_kind, b_kind, "f32" if "F32" in s.ins.modifiers else "f16")
+
+
+@semantics("OMMA")
+def op_omma(w, s, active, mask):
+    """OMMA.SF (sm_120a's kind::mxf4 / mxf4nvf4 mma.sync) faults, as QMMA.SF does."""
+    _block_scaled(s)
+
+
+def _block_scaled(s):
+    """Block-scaled mma.sync is not modelled: which lane and byte of scale-a/scale-b holds
+    the scale factor of each row of A and column of B (the selectors byte-id/thread-id) is a
+    figure of the PTX ISA ("Block Scaling for mma.sync") that was not read here, and the
+    m16n8k64 fp4 fragment layout likewise; a fault rather than a guess (branch mma120_31)."""
+    raise EmuFault(f"{s.ins.mnemonic}: block-scaled mma (scale-factor layout) is not modelled")
 
 
 @semantics("MOVM")

@@ -114,6 +114,10 @@ class Target:
     fp8_mma: bool = True
     # QMMA's A and B carry .ROW/.COL (sm_89; sm_120's QMMA has no layout suffixes)
     qmma_layout_suffixes: bool = True
+    # kind::f8f6f4 mma.sync with fp6/fp4 operands (QMMA .E3M2/.E2M3/.E2M1) and the block-scaled
+    # kinds (QMMA.SF for kind::mxf8f6f4, OMMA.SF for kind::mxf4/mxf4nvf4): sm_120/sm_121 (ptxas
+    # 13.5 takes them on the a/f targets only, which the frontend checks)
+    narrow_float_mma: bool = False
     # our encoding tables hold HMMA.1684.F32.TF32 (what ptxas writes for wmma m16n16k8 tf32;
     # sm_90's probed from tools/isa_seeds/tf32_sm90.ptx, sm_120's from tf32_sm120.ptx)
     tf32_k4_mma: bool = True
@@ -487,7 +491,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, cluster_launch_control=True, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
                           warpgroup_mma=False, tensor_multicast=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
-                          qmma_layout_suffixes=False,
+                          qmma_layout_suffixes=False, narrow_float_mma=True,
                           renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG"), ("ULDC", "LDCU")),
                           const_relocation=(0x73, 0x42, True, True), mercury_e_flag=0x2,
                           block_dims_cbank=(0x360, 0x370), local_window_offset=0x2F8,
@@ -500,7 +504,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, cluster_launch_control=True, handle_f
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
 _SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, tensor_multicast=True, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
-                      saturating_viadd=False, fp8_mma=False, absdiff_instruction=True,
+                      saturating_viadd=False, fp8_mma=False, narrow_float_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True, tensor_memory=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)
 

@@ -63,6 +63,9 @@ MMA = {
     ("QMMA", "16832", "F16"): (2, 4, 2, 2),
     ("QMMA", "16816", "F32"): (4, 2, 1, 4),
     ("QMMA", "16816", "F16"): (2, 2, 1, 2),
+    # OMMA.SF.16864 (sm_120a's block-scaled fp4 mma.sync): the scale registers and the
+    # selector UR that follow C are single
+    ("OMMA", "16864", "F32"): (4, 4, 2, 4),
 }
 
 # Sparse forms (`.SP`: A holds half of its k elements; the metadata register and selector
@@ -114,13 +117,13 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         for m in mods:
             for pos in CONVERSION[ins.opcode].get(m, ()):
                 at(pos, 2)
-    elif ins.opcode in ("HMMA", "IMMA", "DMMA", "QMMA", "BMMA"):
+    elif ins.opcode in ("HMMA", "IMMA", "DMMA", "QMMA", "BMMA", "OMMA"):
         shape = next((m for m in mods if m.isdigit() or m == "8x8x4"), None)
         kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
         table = SPARSE_MMA if "SP" in mods else MMA
         if ins.opcode == "IMMA":
             kind = "I4" if ("S4" in mods or "U4" in mods) and "SP" not in mods and shape != "8832" else None
-        widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA", "IMMA") else None))
+        widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA", "IMMA", "OMMA") else None))
         for pos, width in enumerate(widths or ()):
             at(pos, width)
     elif ins.opcode == "LDSM":

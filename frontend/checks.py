@@ -19,7 +19,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import async_store, cp_async_arrive, cp_reduce_bulk, cvt_packed, multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, cp_async_arrive, cp_reduce_bulk, cvt_packed, mma_narrow, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -1196,6 +1196,8 @@ class Checker:
             # ptxas names no feature here ("Feature '(null)' requires ..."): we name it
             self.error(f"Feature 'mbarrier{ins.modifiers[0]} with a count' requires .target sm_90 "
                        "or higher", ins)
+        if ins.opcode == "mma" and mma_narrow.involved(ins.modifiers):
+            self.check_narrow_mma(ins)
         if ins.opcode == "mma" and ".m8n8k4" in ins.modifiers:
             floats = [m for m in ins.modifiers if m in (".f16", ".f32")]
             if len(floats) == 4 and floats[0] == ".f16" and floats[3] == ".f32":
@@ -1296,6 +1298,8 @@ class Checker:
         op = ins.opcode
         if async_store.is_st_async(op, ins.modifiers):
             return []           # all of st.async's messages come from async_store, in order
+        if op == "mma" and mma_narrow.involved(ins.modifiers):
+            return []       # check_opcode_features (the operand count matters)
         if op == "mma" and (".e4m3" in ins.modifiers or ".e5m2" in ins.modifiers):
             return self._fp8_mma_problems(ins)
         # the longest dotted prefix that names a feature (`cp.async.bulk` over `cp.async`),
@@ -1555,6 +1559,29 @@ class Checker:
                             f"operation for {name}")
             problems.append("Vector type too large, exceeds 128 bit limit")
         return problems
+
+    def check_narrow_mma(self, ins: ast.Instruction) -> None:
+        """kind::f8f6f4 fp6/fp4 and block-scaled `mma` (frontend/mma_narrow.py): the spelling's
+        lines, then the selector pairs' values."""
+        sizes = [len(op.elements) if type(op) is ast.VectorOperand else 1 for op in ins.operands]
+        problems = mma_narrow.problems(ins.modifiers, len(ins.operands), self.version,
+                                       self.target_name, lambda: self._fp8_mma_problems(ins), sizes)
+        if len(ins.operands) == 8 and mma_narrow.selectors_checked(ins.modifiers, problems):
+            pairs = []
+            for operand in (ins.operands[5], ins.operands[7]):
+                elements = list(operand.elements) if type(operand) is ast.VectorOperand else []
+                values = [_constant_value(e) for e in elements]
+                pairs.append(values if len(values) == 2 else [None, None])
+            # scale data in registers, selectors as two immediates each (ptxas: a register
+            # selector or an immediate scale is an "Arguments mismatch")
+            shaped = all(type(ins.operands[i]) is ast.Name for i in (4, 6)) \
+                and all(None not in pair for pair in pairs)
+            if not shaped:
+                problems = problems + ["Arguments mismatch for instruction 'mma'"]
+            else:
+                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs)
+        for message in problems:
+            self.error(message, ins)
 
     def _fp8_mma_problems(self, ins: ast.Instruction) -> list[str]:
         """fp8 `mma` (sm_89, PTX 8.4; its m16n8k16 shape and f16 accumulators PTX 8.7), in

@@ -1108,12 +1108,18 @@ def _video_operands(ins: ir.Instr, operands: list) -> list:
 _SHAPES: dict = {}
 
 
+# mma's fp6/fp4 element types and block-scale factor types: types of `mma` only (kept in
+# order with the others, so A's and B's types stay apart: `.f32.e2m1.e3m2.f32.ue8m0`)
+MMA_ELEMENT_TYPES = frozenset((".e2m3", ".e3m2", ".ue8m0", ".ue4m3"))
+
+
 def _shape(opcode: str, mods: tuple) -> tuple:
-    types = [m[1:] for m in mods if m in TYPE_MODIFIERS]
+    typed = TYPE_MODIFIERS | MMA_ELEMENT_TYPES if opcode == "mma" else TYPE_MODIFIERS
+    types = [m[1:] for m in mods if m in typed]
     space = next((m[1:].split("::")[0] for m in mods if m in SPACES), None)
     if opcode in CLUSTER_ACCESS_OPCODES and ".shared::cluster" in mods and ".async" not in mods:
         space = "shared::cluster"       # another CTA's shared memory too: not `.shared`'s window
-    rest = tuple(m[1:] for m in mods if m not in TYPE_MODIFIERS and m not in SPACES)
+    rest = tuple(m[1:] for m in mods if m not in typed and m not in SPACES)
     if opcode == "fence":     # fence.proxy.async.shared::cta/::cluster fence differently
         rest += tuple(m[1:] for m in mods if m in SPACES)
     elif opcode == "cp" and ".bulk" in mods:    # a bulk copy's destination and source spaces

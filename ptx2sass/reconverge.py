@@ -626,7 +626,7 @@ def _save_barriers(mf: MFunction, barriers: list[int]) -> None:
 COLLECTIVES = {"SHFL", "VOTE", "REDUX", "MATCH"}
 # instructions the whole warp runs together (tensor cores, the matrix loads and moves): no
 # member mask, so nothing of theirs says which lanes must meet
-WHOLE_WARP = frozenset({"HMMA", "IMMA", "QMMA", "DMMA", "BMMA", "LDSM", "MOVM"})
+WHOLE_WARP = frozenset({"HMMA", "IMMA", "QMMA", "OMMA", "DMMA", "BMMA", "LDSM", "MOVM"})
 FULL_MASK = 0xFFFFFFFF
 
 

@@ -25,7 +25,7 @@ OUT = ROOT / "frontend" / "ptx_inventory.json"
 TYPES = frozenset("""
     .pred .b8 .b16 .b32 .b64 .b128 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 .f32 .f64
     .bf16 .bf16x2 .tf32 .e4m3 .e5m2 .e4m3x2 .e5m2x2 .e2m1x2 .e2m3x2 .e3m2x2 .ue8m0x2 .u16x2 .s16x2
-    .f32x2 .u4 .s4 .b1 .e2m1 .e2m3 .e3m2 .ue8m0
+    .f32x2 .u4 .s4 .b1 .e2m1 .e2m3 .e3m2 .ue8m0 .ue4m3
 """.split())
 SPACES = frozenset("""
     .global .shared .shared::cta .shared::cluster .local .const .param .param::entry

@@ -20,7 +20,7 @@ from dataclasses import replace
 from ptx2sass import ir
 from ptx2sass.encoder.model import Imm
 from ptx2sass.errors import CompileError
-from ptx2sass.isel.common import RZ
+from ptx2sass.isel.common import RZ, URZ
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 # (shape, d type, a type) -> (HMMA modifiers, registers in D/C, in A, in B)
@@ -41,6 +41,16 @@ IMMA_SHAPES = {"m16n8k32": ("16832", 4, 4, 2), "m16n8k16": ("16816", 4, 2, 1), "
 # registers. Modifiers: shape, accumulator, then the A and B types; A/B carry .ROW/.COL.
 QMMA_SHAPES = {"m16n8k32": ("16832", 4, 2), "m16n8k16": ("16816", 2, 1)}
 FP8_TYPES = ("e4m3", "e5m2")
+# kind::f8f6f4's element types (sm_120a/121a): each element in a byte (fp6 in the low six
+# bits, fp4 in bits 2-5, PTX ISA), so the fragments are fp8's m16n8k32 ones
+F8F6F4_TYPES = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+# block-scaled kinds -> (opcode, SASS shape); A four registers, B two, C/D four f32. ptxas
+# 13.5 (sm_120a): `QMMA.SF.16832.F32.<A>.<B>.E8` / `OMMA.SF.16864.F32.E2M1.E2M1.<E8|UE4M3>[.4X]
+# D, A, B, C, scale-A, scale-B, URsel`: the selectors packed byte-id-a | thread-id-a << 2 |
+# byte-id-b << 3 | thread-id-b << 5 into a uniform register (URZ when all are 0)
+BLOCK_SCALE_KINDS = {"kind::mxf8f6f4": ("QMMA", "16832"), "kind::mxf4": ("OMMA", "16864"),
+                     "kind::mxf4nvf4": ("OMMA", "16864")}
+SCALE_TYPES = {"ue8m0": "E8", "ue4m3": "UE4M3"}
 # the 8x8 integer tiles: shape -> (opcode, SASS shape, element types); one A and one B
 # register, two C/D registers. The A/B types are modifiers in the frontend's parse
 # (`.s32.s4.u4.s32`), as is b1's operation (`.xor.popc`).
@@ -88,7 +98,9 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
     if ins.type == "s32" and a_type in ("s8", "u8"):
         form = IMMA_SHAPES.get(shape)
         return None if form is None else (form[2], form[3], form[1])
-    if a_type in FP8_TYPES:
+    if "block_scale" in ins.modifiers:
+        return 4, 2, 4
+    if a_type in F8F6F4_TYPES:
         form = QMMA_SHAPES.get(shape)
         return None if form is None else (form[1], form[2], 4 if ins.type == "f32" else 2)
     form = HMMA_FORMS.get((shape, ins.type, a_type))
@@ -130,7 +142,9 @@ class MatrixMultiply:
             return self.tile_mma(ins, shape)
         if ins.type == "s32" and a_type in ("s8", "u8"):
             return self.integer_mma(ins, shape)
-        if a_type in FP8_TYPES:
+        if "block_scale" in ins.modifiers:
+            return self.block_scale_mma(ins, shape)
+        if a_type in F8F6F4_TYPES:
             return self.fp8_mma(ins, shape)
         form = HMMA_FORMS.get((shape, ins.type, a_type))
         if form is None or "row" not in ins.modifiers or "col" not in ins.modifiers:
@@ -322,9 +336,11 @@ class MatrixMultiply:
     def fp8_mma(self, ins, shape):
         """QMMA: the fragments are IMMA's (four fp8 values per register, PTX's element order)."""
         types = ins.types[:3]
+        narrow = any(t not in FP8_TYPES for t in types[:2])
         if shape not in QMMA_SHAPES or "row" not in ins.modifiers or "col" not in ins.modifiers \
                 or ins.type not in ("f32", "f16") or len(types) != 3 or types[2] != ins.type \
-                or any(t not in FP8_TYPES for t in types[:2]) or self.guard is not None:
+                or any(t not in F8F6F4_TYPES for t in types[:2]) or self.guard is not None \
+                or (narrow and not (self.arch.narrow_float_mma and shape == "m16n8k32")):
             raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(ins.types)}`")
         name, n_a, n_b = QMMA_SHAPES[shape]
         n_d = 4 if ins.type == "f32" else 2
@@ -340,6 +356,40 @@ class MatrixMultiply:
         c = self.gather_accumulator(srcs[n_a + n_b:])
         d = VOp(self.mf.new_vreg("R", n_d))
         self.emit_mma("QMMA", mods, ins, d, (a, b, c))
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def block_scale_mma(self, ins, shape):
+        """QMMA.SF / OMMA.SF (sm_120a): `d, a, b, c, scale-a, {byte-id-a, thread-id-a},
+        scale-b, {byte-id-b, thread-id-b}`; the frontend checked the kind, types and selector
+        ranges in ptxas's words."""
+        kind = next(m for m in ins.modifiers if m in BLOCK_SCALE_KINDS)
+        opcode, name = BLOCK_SCALE_KINDS[kind]
+        types = ins.types
+        srcs = list(ins.srcs)
+        if not self.arch.narrow_float_mma or self.guard is not None or ins.type != "f32" \
+                or len(types) != 4 or types[3] not in SCALE_TYPES or len(ins.dests) != 4 \
+                or len(srcs) != 4 + 2 + 4 + 6 or not all(isinstance(v, ir.Const) for v in
+                                                         (srcs[11], srcs[12], srcs[14], srcs[15])):
+            raise self.unsupported(f"`mma.{'.'.join(ins.modifiers)}.{ins.type}.{'.'.join(types)}`")
+        sizes = ("4X",) if "scale_vec::4X" in ins.modifiers else ()
+        mods = ("SF", name, "F32", types[0].upper(), types[1].upper(), SCALE_TYPES[types[3]]) + sizes
+        a, b = self.gather(srcs[:4]), self.gather(srcs[4:6])
+        c = self.gather_accumulator(srcs[6:10])
+        scale_a, scale_b = self.in_register(srcs[10]), self.in_register(srcs[13])
+        byte_a, thread_a, byte_b, thread_b = (srcs[i].value for i in (11, 12, 14, 15))
+        selector = byte_a | thread_a << 2 | byte_b << 3 | thread_b << 5
+        if selector:
+            sel = VOp(self.mf.new_vreg("UR"))
+            self.emit("UMOV", (), [sel, self.imm32(selector)], guarded=False)
+        else:
+            sel = URZ
+        d = VOp(self.mf.new_vreg("R", 4))
+        fragments = (a, b, c)
+        widths = {1 + i: n for i, (op, n) in enumerate(zip(fragments, (4, 2, 4)))
+                  if isinstance(op, VOp) and op.part is not None}
+        self.note_wide(ins, d.reg, fragments)
+        self.emit(opcode, mods, [d, a, b, c, scale_a, scale_b, sel], widths=widths)
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
