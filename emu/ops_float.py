@@ -9,7 +9,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg
 
-from . import fp, narrow_float
+from . import fp, narrow_float, stochastic
 from .fp import round_rational_bits
 from .errors import EmuFault
 from .lanes import PerWarp
@@ -816,6 +816,22 @@ def _f2fp_narrow(w, s, mask):
     w.w(d, out, mask)
 
 
+def _f2fp_rs(w, s, mask):
+    """`F2FP ... .RS Rd, Ra, Rb, Rc` (cvt.rs, sm_100a/sm_103a): Ra and Rb rounded
+    stochastically with Rc's random bits (emu/stochastic.py has the model)."""
+    mods = s.ins.modifiers
+    fmt = next(m for m in mods if m in stochastic.FORMATS)
+    sat, relu = "SATFINITE" in mods, "RELU" in mods
+    d, a_op, b_op, c_op = s.ins.operands[:4]
+    a = np.broadcast_to(w.rf(a_op), (32,))
+    b = np.broadcast_to(w.rf(b_op), (32,))
+    c = np.broadcast_to(w.r(c_op), (32,))
+    out = np.zeros(32, dtype=U32)
+    for lane in np.flatnonzero(mask).tolist():
+        out[lane] = stochastic.f2fp_rs(fmt, float(a[lane]), float(b[lane]), int(c[lane]), sat, relu)
+    w.w(d, out, mask)
+
+
 def _f2fp_tf32(w, s, mask):
     """`F2FP.TF32.F32.PACK_B[.RZ] Rd, Rb` (cvt.rn/.rz.tf32.f32, sm_90): Rb rounded to
     TF32's 10 mantissa bits in an FP32 register (the 13 low bits zero), to nearest even or
@@ -842,6 +858,10 @@ def _f2fp_tf32(w, s, mask):
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
     mods = s.ins.modifiers
+    if "RS" in mods:
+        if not w.per_warp:
+            raise PerWarp()
+        return _f2fp_rs(w, s, mask)
     if "E4M3" in mods or "E5M2" in mods:
         if not w.per_warp:
             raise PerWarp()

@@ -941,7 +941,7 @@ class Checker:
         registers = [self.register_type(o.name, scope) if type(o) is ast.Name else None
                      for o in ins.operands]
         if not byte_bf16 and (count is None or count == len(ins.operands)) \
-                and cvt_packed.registers_fit(dst, src, registers):
+                and cvt_packed.registers_fit(dst, src, registers, ins.modifiers):
             return False
         if problem and problem.startswith(_UNEXPECTED_TYPES):
             return False
@@ -2027,7 +2027,8 @@ def _initializer_names(node, wrapped: bool = False):
 
 
 _INSTRUCTION_ONLY_TYPES = frozenset((".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e2m1x2",
-                                     ".e2m3x2", ".e3m2x2", ".ue8m0x2"))
+                                     ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".e4m3x4", ".e5m2x4",
+                                     ".e2m3x4", ".e3m2x4", ".e2m1x4"))
 _STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster",
                                     ".local", ".const", ".param", ".param::entry",
                                     ".param::func"))
@@ -2386,7 +2387,7 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     if opcode == "cvt" and len(types) == 2 and cvt_packed.involved(*types):
         rounding = cvt_packed.modifier_problem(*types, others)
         if rounding and rounding.startswith("Illegal rounding"):
-            return None, types, name, rounding
+            return None, types, name, "\n".join(cvt_packed.illegal_modifiers(*types, others) + [rounding])
     chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
     if chosen is None:
         return None, types, name, _explain_modifiers(candidates, others, opcode, name, types)
@@ -2783,6 +2784,11 @@ _CLAMPED_CONVERSIONS = frozenset(((".f16", ".f32"), (".bf16", ".f32"), (".tf32",
 def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
     dst, src = types
+    if cvt_packed.involved(dst, src):
+        # (a packed type: .sat and .ftz are illegal, cvt_packed says in which words)
+        lines = cvt_packed.illegal_modifiers(dst, src, modifiers)
+        rest = cvt_packed.modifier_problem(dst, src, modifiers)
+        return "\n".join(lines + ([rest] if rest else [])) or None
     clamp = next((m for m in modifiers if m in (".relu", ".satfinite")), None)
     lines = []
     if clamp and ".sat" in modifiers:
