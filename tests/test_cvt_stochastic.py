@@ -210,6 +210,31 @@ def test_quads(dty, relu, arch, version):
         assert got[i] == want, (dty, relu, quad, hex(rb[i]), hex(got[i]), hex(want))
 
 
+@pytest.mark.parametrize("dty", ["e2m3x4", "bf16x2"])
+def test_guarded(dty):
+    """@p cvt.rs ...: the old value where the guard is false (the quad's two F2FP both
+    guarded)."""
+    quad = dty.endswith("x4")
+    srcs = "{%y0, %y1, %y2, %y3}, %a4" if quad else "%y0, %y1, %a4"
+    mods = ".satfinite" if quad else ""
+    body = ("mov.b32 %y0, %a0; mov.b32 %y1, %a1; mov.b32 %y2, %a2; mov.b32 %y3, %a3; "
+            "mov.b32 %o, 0x12345678; setp.ne.u32 %p0, %a3, 0x3F800000; "
+            f"@%p0 cvt.rs{mods}.{dty}.f32 %o, {srcs};")
+    src = kernel(body, 32, 5, 32, version="8.7", target="sm_100a").replace(
+        ".reg .b32 %t;", ".reg .b32 %t;\n.reg .f32 %y<4>;")
+    rng = np.random.default_rng(11)
+    xs = _values(SASS[dty], rng, 4 * N)
+    xs[3 * N:3 * N + N // 2] = [1.0] * (N // 2)          # the guard false on half the lanes
+    rb = _rbits(rng, N)
+    inp = np.array([w for i in range(N) for w in (
+        [np.float32(xs[k * N + i]).view(np.uint32) for k in range(4)] + [rb[i]])], np.uint32)
+    got, _ = _run_both(src, "sm_100a", inp, N)
+    for i in range(N):
+        args = [xs[k * N + i] for k in range(4 if quad else 2)]
+        want = 0x12345678 if xs[3 * N + i] == 1.0 else reference(dty, args, rb[i], quad, False)
+        assert got[i] == want, (i, hex(got[i]), hex(want))
+
+
 def test_sm103a():
     test_pairs("bf16x2", ".relu.satfinite", "sm_103a", "8.8")
     test_quads("e2m1x4", True, "sm_103a", "8.8")
@@ -255,6 +280,18 @@ REFUSALS = [   # (PTX version, target, declarations, instruction)
     ("8.7", "sm_100a", ".reg .b32 %r<3>;", "cvt.rs.satfinite.bf16x2.f32 %r1, %f1, %f2, %rd1;"),
     ("8.7", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rs.satfinite.e2m1x2.f32 %h1, %f1, %f2, %r1;"),
     ("8.7", "sm_100a", ".reg .b32 %r<3>;", "cvt.rs.ftz.f16x2.f32 %r1, %f1, %f2, %r2;"),
+    # .sat and .ftz on any packed conversion (ours took them before, .rn forms too)
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.rn.ftz.sat.f16x2.f32 %r1, %f1, %f2;"),
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.rn.satfinite.ftz.f16x2.f32 %r1, %f1, %f2;"),
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.rm.ftz.bf16x2.f32 %r1, %f1, %f2;"),
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.ftz.f16x2.f32 %r1, %f1, %f2;"),
+    ("9.1", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rn.sat.ftz.f16x2.e4m3x2 %r1, %h1;"),
+    ("9.1", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rn.sat.satfinite.e4m3x2.f16x2 %h1, %r1;"),
+    ("9.1", "sm_100a", ".reg .b16 %h<3>;", "cvt.sat.satfinite.e4m3x2.f32 %h1, %f1, %f2;"),
+    ("9.1", "sm_100a", ".reg .b16 %h<3>;", "cvt.rn.ftz.e4m3x2.f32 %h1, %f1, %f2;"),
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.rna.ftz.tf32.f32 %r1, %f1;"),
+    ("9.1", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rn.ftz.bf16x2.ue8m0x2 %r1, %h1;"),
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.rn.sat.relu.f16x2.f32 %r1, %f1, %f2;"),
 ]
 
 
