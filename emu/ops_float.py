@@ -707,6 +707,8 @@ def _f2fp_fp8(w, s, mask):
     mods = s.ins.modifiers
     kind = "e4m3" if "E4M3" in mods else "e5m2"
     ops = s.ins.operands
+    if "UNPACK_B" in mods and "BF16" in mods:
+        return _widen_to_bf16(w, s, mask, 8, lambda code: fp.fp8_decode(code, kind))
     if "UNPACK_B" in mods:
         d, b_op = ops[0], ops[-1]
         b = np.broadcast_to(w.r(b_op), (32,))
@@ -780,6 +782,8 @@ def _f2fp_narrow(w, s, mask):
     def enc(x: float) -> int:
         return narrow_float.encode(x, fmt, sat, relu, rounding)
 
+    if "UNPACK_B" in mods and wide == "BF16" and fmt != "E8":
+        return _widen_to_bf16(w, s, mask, width, lambda code: narrow_float.decode(code, fmt))
     if "UNPACK_B" in mods:
         d, b_op = ops[0], ops[1]
         b = np.broadcast_to(w.r(b_op), (32,))
@@ -814,6 +818,45 @@ def _f2fp_narrow(w, s, mask):
     for lane in lanes:
         out[lane] = (int(c[lane]) & 0xFFFF) << 16 | enc(float(a[lane])) << width | enc(float(b[lane]))
     w.w(d, out, mask)
+
+
+def _widen_to_bf16(w, s, mask, width: int, decode):
+    """`F2FP[.SATFINITE][.RELU].BF16.<fp8/fp6/fp4>.UNPACK_B Rd, Ra, bound.H0` (cvt.rn.bf16x2
+    from a narrow pair, PTX 9.2): the two elements of Ra's low bits (`width` bits each, the
+    high one to the high half) widened exactly to bf16; .RELU makes negatives (and -0) +0 as
+    the F16 widening does. ptxas always writes the largest finite bf16 (0x7f7f) as the bound;
+    read here as what .SATFINITE clamps an infinity (e5m2's) to. Not hardware-checked: a NaN
+    code faults, an infinity without .SATFINITE stays one."""
+    mods = s.ins.modifiers
+    d, a_op, bound_op = s.ins.operands[:3]
+    bound = _half_immediate(bound_op)
+    a = np.broadcast_to(w.r(a_op), (32,))
+    out = np.zeros(32, dtype=U32)
+    for lane in np.flatnonzero(mask).tolist():
+        word = 0
+        for i in range(2):
+            v = decode(int(a[lane]) >> (width * i) & ((1 << width) - 1))
+            if math.isnan(v):
+                raise EmuFault("F2FP.BF16 widening of a NaN code is not modelled")
+            if "RELU" in mods and math.copysign(1.0, v) < 0:
+                v = 0.0
+            if math.isinf(v) and "SATFINITE" in mods:
+                h = bound | (0x8000 if v < 0 else 0)
+            else:
+                h = int(np.float32(v).view(np.uint32)) >> 16       # exact: bf16 holds them all
+            word |= h << (16 * i)
+        out[lane] = word
+    w.w(d, out, mask)
+
+
+def _half_immediate(op) -> int:
+    """The 16 bits an F2FP immediate with .H0 names (nvdisasm prints the f32 of the word)."""
+    text = getattr(op, "text", None)
+    if text:
+        base = text.split(".H")[0]
+        bits = int(np.float32(float(base)).view(np.uint32))
+        return bits >> 16 & 0xFFFF if text.endswith(".H1") else bits & 0xFFFF
+    return int(op.value) & 0xFFFF
 
 
 def _f2fp_rs(w, s, mask):

@@ -35,6 +35,7 @@ _ROUNDINGS = {(".f16x2", ".f32"): (".rn", ".rz", ".rs"), (".bf16x2", ".f32"): ("
               **{(t, ".f32"): (".rn",) for t in _FP8 + _FP6_FP4},
               **{(t, s): (".rn",) for t in _FP8 + _FP6_FP4 for s in (".f16x2", ".bf16x2")},
               **{(".f16x2", t): (".rn",) for t in _FP8 + _FP6_FP4},
+              **{(".bf16x2", t): (".rn",) for t in _FP8 + _FP6_FP4},
               (".ue8m0x2", ".f32"): (".rz", ".rp"), (".ue8m0x2", ".bf16x2"): (".rz", ".rp"),
               (".bf16x2", ".ue8m0x2"): (".rn",)}
 # The register a narrow pair lives in, by exact type (ptxas 13.5.37: a .u16, .f16 or wider
@@ -86,7 +87,8 @@ def target_problems(dst: str, src: str, modifiers, version: tuple[int, int], tar
         if target not in RS_TARGETS:
             out.append(f"Feature '.rs' not supported on .target '{target}'")
         return out
-    if ".rz" in modifiers and src == ".f32" and dst in _FP8 + _FP6_FP4:
+    if ".rz" in modifiers and (src == ".f32" and dst in _FP8 + _FP6_FP4
+                               or dst in (".f16x2", ".bf16x2") and src in _FP8 + _FP6_FP4):
         name = f"cvt with {dst}{src}.rz"
         return [f"Instruction '{name}' not supported on .target '{target}'",
                 f"Feature '{name}' requires PTX ISA .version 9.4 or later"]
@@ -154,18 +156,24 @@ def modifier_problem(dst: str, src: str, modifiers) -> str | None:
     allowed = _ROUNDINGS.get((dst, src))
     if allowed is None:
         return None
-    if ".satfinite" in modifiers and src in _NARROW_REGISTER:
-        return "Unexpected instruction types specified for 'cvt'"      # (widening: nothing to clamp)
+    if ".satfinite" in modifiers and src in _NARROW_REGISTER and dst != ".bf16x2":
+        # (widening: nothing to clamp; ptxas 13.5.37 takes it into bf16x2, PTX 9.2)
+        return "Unexpected instruction types specified for 'cvt'"
     rounding = [m for m in modifiers if m in _ROUNDING]
-    fp8 = dst in _FP8 or src in _FP8
+    widening = dst in (".f16x2", ".bf16x2") and src in _FP8 + _FP6_FP4
+    twice = dst in _FP8 or src in _FP8 or widening
+    if rounding and rounding[-1] == ".rz" and widening:
+        return "Illegal rounding modifier for instruction 'cvt'"     # (after the PTX 9.4 lines)
     if rounding and rounding[-1] not in allowed and not (rounding[-1] == ".rz" and src == ".f32"):
-        # (an fp8 pair says it twice)
-        return "\n".join(["Illegal rounding modifier for instruction 'cvt'"] * (2 if fp8 else 1))
+        # (an fp8 pair, or a widening, says it twice)
+        return "\n".join(["Illegal rounding modifier for instruction 'cvt'"] * (2 if twice else 1))
     lines = []
     if ".relu" in modifiers and ".ue8m0x2" in (dst, src):
         lines.append("Illegal modifier '.relu' for instruction 'cvt' with type '.ue8m0x2'")
         if dst == ".bf16x2":
             lines.append("Illegal modifier '.relu' for instruction 'cvt' with type '.bf16x2.ue8m0x2'")
+    if ".satfinite" in modifiers and src == ".ue8m0x2":
+        lines.append(f"Illegal modifier '.satfinite' for instruction 'cvt' with type '{dst}{src}'")
     if (dst in _FP8 or dst in _FP6_FP4 or dst in QUADS) and ".satfinite" not in modifiers:
         lines.append(f"'.satfinite' modifier required for instruction 'cvt' with destination type '{dst}'")
     if not rounding:

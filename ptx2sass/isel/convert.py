@@ -46,6 +46,9 @@ class NarrowForm:
 
 
 _RN = (("rn", ()),)
+# the largest finite bf16 as F2FP's immediate half, as nvdisasm prints it (an f32 of those bits)
+BF16_BOUND = 0x7F7F
+BF16_BOUND_TEXT = "4.5736980577097704378e-41.H0"
 _RZ_RP = (("rz", ("RZ",)), ("rp", ("RP",)))
 _FP = ("e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2")
 # (PTX destination type, PTX source type) -> the F2FP form (ptxas 13.5.37, sm_100a/sm_120a;
@@ -55,6 +58,9 @@ NARROW_FORMS: dict[tuple[str, str], NarrowForm] = {
     **{(t, "f16x2"): NarrowForm("F16", "UNPACK_B_MERGE_C", 1, _RN, True, True) for t in _FP},
     **{(t, "bf16x2"): NarrowForm("BF16", "UNPACK_B_MERGE_C", 1, _RN, True, True) for t in _FP},
     **{("f16x2", t): NarrowForm("F16", "UNPACK_B", 1, _RN, False, True) for t in _FP},
+    # PTX 9.2: `F2FP[.SATFINITE][.RELU].BF16.E4M3.UNPACK_B d, a, 0x7f7f.H0` (the source in
+    # Ra; ptxas always writes the largest finite bf16 as the third operand)
+    **{("bf16x2", t): NarrowForm("BF16", "UNPACK_B_BOUND", 1, _RN, None, True) for t in _FP},
     ("ue8m0x2", "f32"): NarrowForm("F32", "PACK_AB_MERGE_C", 2, _RZ_RP, None, False),
     ("ue8m0x2", "bf16x2"): NarrowForm("BF16", "UNPACK_B_MERGE_C", 1, _RZ_RP, None, False),
     ("bf16x2", "ue8m0x2"): NarrowForm("BF16", "UNPACK_B", 1, _RN, False, False),
@@ -256,6 +262,10 @@ class ConvertSelection:
         srcs = [self.reg_part(a) for a in ins.srcs]
         if form.layout == "UNPACK_B":
             self.emit("F2FP", flags + (form.wide, NARROW_FORMATS[sty], "UNPACK_B"), [d] + srcs)
+            return
+        if form.layout == "UNPACK_B_BOUND":
+            self.emit("F2FP", flags + (form.wide, NARROW_FORMATS[sty], "UNPACK_B"),
+                      [d] + srcs + [Imm(BF16_BOUND, text=BF16_BOUND_TEXT)])
             return
         self.emit("F2FP", flags + (NARROW_FORMATS[dty], form.wide, form.layout) + suffix, [d] + srcs + [RZ])
 
