@@ -2803,11 +2803,14 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     scalar = dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"]
     clamps = [m for m in modifiers if m in (".relu", ".satfinite")]
     if ".ftz" in modifiers and clamps:
-        # ptxas: a clamp written after .ftz "cannot be combined"; before it, or on a packed
-        # type, .ftz itself is illegal
-        if not scalar or modifiers.index(clamps[0]) < modifiers.index(".ftz"):
-            return "Illegal modifier '.ftz' for instruction 'cvt'"
-        return f"Modifier '{clamps[0]}' cannot be combined with modifier '.ftz'"
+        # ptxas 13.5.37, whatever the order written (branch cvt31): into bf16 (which takes
+        # .ftz) each clamp "cannot be combined", .relu's line first; into f16 .ftz is illegal
+        # with a clamp, after .satfinite's "cannot be combined"
+        if dst == ".bf16":
+            return "\n".join(f"Modifier '{c}' cannot be combined with modifier '.ftz'"
+                              for c in (".relu", ".satfinite") if c in modifiers)
+        return "\n".join(["Modifier '.satfinite' cannot be combined with modifier '.ftz'"]
+                         * (".satfinite" in modifiers) + ["Illegal modifier '.ftz' for instruction 'cvt'"])
     if not scalar:
         return cvt_packed.modifier_problem(dst, src, modifiers)
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
