@@ -2846,8 +2846,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         if not (dst_float or src_float) or ".bf16" in (dst, src):
             lines.append("Illegal modifier '.ftz' for instruction 'cvt'")
         lines.append("Modifier '.ftz' does not apply to this type of convert operation")
-    if ".sat" in modifiers and ((dst == src and not dst_float) or {dst, src} == {".f16", ".bf16"}
-                                or dst == ".bf16" and not src_float):
+    if ".sat" in modifiers and ((dst == src and not dst_float) or ".bf16" in (dst, src)):
+        # (ptxas 13.5.37: no bf16 conversion takes .sat, either direction; branch cvt31)
         lines.append("Illegal modifier '.sat' for instruction 'cvt'")
     if any(m not in allowed for m in rounding):
         lines.append("Illegal rounding modifier for instruction 'cvt'")
