@@ -2435,7 +2435,7 @@ for _op in ("ld", "st"):
 
 # written twice: taken as once (ptxas 13.5.37 accepts `add.sat.sat.s32`, `sin.approx.approx`)
 _REPEAT_MESSAGES = ("Multiple ", "Duplicate ")
-_SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync"))
+_SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync", ".relu", ".satfinite"))
 
 
 def _repeated_modifiers(opcode: str, modifiers: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
@@ -2814,6 +2814,16 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     if not scalar:
         return cvt_packed.modifier_problem(dst, src, modifiers)
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
+    clamp_lines = []
+    if clamps and rounding and rounding[-1] not in (".rn", ".rz"):
+        # (ptxas 13.5.37, branch cvt31: a clamp narrows f32 with .rn/.rz only; .satfinite
+        # "cannot be combined" with another rounding, .relu makes it illegal once more)
+        if ".satfinite" in modifiers:
+            clamp_lines.append(f"Modifier '.satfinite' cannot be combined with modifier '{rounding[-1]}'")
+        if ".relu" in modifiers:
+            clamp_lines.append("Illegal rounding modifier for instruction 'cvt'")
+        rest = _cvt_rounding_problem(types, [m for m in modifiers if m not in (".relu", ".satfinite")])
+        return "\n".join(clamp_lines[:1] + ([rest] if rest else []) + clamp_lines[1:]) or None
     dst_float = isa.type_class(dst) == "f"
     src_float = isa.type_class(src) == "f"
     ieee = {dst, src} <= {".f16", ".bf16", ".f32", ".f64"}
