@@ -894,6 +894,14 @@ def _f2fp_tf32(w, s, mask):
     if np.any(nan[np.broadcast_to(mask, (w.width,))]):
         raise EmuFault("F2FP.TF32 of a NaN is not modelled")
     r = np.where(inf, x, r)
+    if "SATFINITE" in s.ins.modifiers:
+        # (the PTX ISA's .satfinite: an infinite result, a rounded-up overflow too, becomes
+        # the largest finite tf32 value of its sign; not hardware-checked)
+        big = (r & np.uint64(0x7FFFFFFF)) >= np.uint64(0x7F800000)
+        r = np.where(big, (r & np.uint64(0x80000000)) | np.uint64(0x7F7FE000), r)
+    if "RELU" in s.ins.modifiers:
+        # (.relu: negative results and -0 become +0, as F2FP's other .RELU forms)
+        r = np.where((r & np.uint64(0x80000000)) != 0, np.uint64(0), r)
     w.w(d, r.astype(U32), mask)
 
 

@@ -1199,6 +1199,12 @@ class Checker:
             rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
                 self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
+        if ins.opcode == "cvt" and self.target_sm < 100 and tuple(pair) == (".tf32", ".f32") \
+                and ".satfinite" in ins.modifiers:
+            rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
+            if rounding:         # (F2FP.SATFINITE.TF32 is sm_100's; branch cvt31)
+                self.error(f"Modifier '.satfinite' on 'cvt.tf32.f32{rounding}' requires .target "
+                           "sm_100 or higher", ins)
 
     def check_st_bulk(self, ins: ast.Instruction, scope: _Scope) -> None:
         """ptxas's rules for `st.bulk [a], size, initval`: shared::cta (or generic)
@@ -1412,6 +1418,7 @@ class Checker:
                 name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
                 problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
                                 f".version {needed[0]}.{needed[1]} or later")
+
         if op == "set" and self.version < (6, 5) and ins.modifiers[-1:] in ((".f16",), (".f16x2",)) \
                 and ins.modifiers[-2:-1] not in ((".f16",), (".f16x2",)):
             problems.append("Feature 'half precision floating point set instruction with integer "

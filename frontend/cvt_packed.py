@@ -154,6 +154,8 @@ def illegal_modifiers(dst: str, src: str, modifiers) -> list[str]:
 def modifier_problem(dst: str, src: str, modifiers) -> str | None:
     """An illegal or missing rounding, a missing .satfinite, for the pairs checked here."""
     allowed = _ROUNDINGS.get((dst, src))
+    if (dst, src) == (".tf32", ".f32") and not any(m in _ROUNDING for m in modifiers):
+        return "Rounding modifier required for instruction 'cvt'"     # (branch cvt31)
     if allowed is None:
         return None
     if ".satfinite" in modifiers and src in _NARROW_REGISTER and dst != ".bf16x2":

@@ -299,6 +299,11 @@ REFUSALS = [   # (PTX version, target, declarations, instruction)
     ("9.1", "sm_100a", ".reg .b16 %h<3>;", "cvt.sat.bf16.bf16 %h1, %h2;"),
     ("9.1", "sm_100a", ".reg .b16 %h<3>;", "cvt.sat.bf16.f32 %h1, %f1;"),
     ("9.1", "sm_100a", ".reg .b16 %h<3>; .reg .b64 %d<3>;", "cvt.rn.sat.bf16.f64 %h1, %d1;"),
+    # tf32: a rounding is required; .satfinite with .rn/.rz is sm_100's (ours took the first,
+    # and 'cannot encode' on sm_90 for the second)
+    ("9.1", "sm_100a", ".reg .b32 %r<3>;", "cvt.satfinite.tf32.f32 %r1, %f1;"),
+    ("9.1", "sm_90", ".reg .b32 %r<3>;", "cvt.rn.satfinite.tf32.f32 %r1, %f1;"),
+    ("8.5", "sm_90", ".reg .b32 %r<3>;", "cvt.rz.relu.satfinite.tf32.f32 %r1, %f1;"),
 ]
 
 

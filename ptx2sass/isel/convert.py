@@ -276,9 +276,11 @@ class ConvertSelection:
         .satfinite: a result that is not finite (|r| >= inf, unordered: NaN too) steps down
         one tf32 unit, so an infinity becomes the largest finite value (ptxas's sequence)."""
         mods = set(ins.modifiers)
-        if mods in ({"rn"}, {"rz"}):
-            # sm_90+ (the frontend refuses it before): F2FP.TF32.F32.PACK_B[.RZ], as ptxas
-            self.emit("F2FP", ("TF32", "F32", "PACK_B") + (("RZ",) if "rz" in mods else ()),
+        if mods - {"relu", "satfinite"} in ({"rn"}, {"rz"}):
+            # sm_90+ (the frontend refuses it before; .satfinite sm_100+):
+            # F2FP[.SATFINITE][.RELU].TF32.F32.PACK_B[.RZ], as ptxas
+            flags = tuple(m.upper() for m in ("satfinite", "relu") if m in mods)
+            self.emit("F2FP", flags + ("TF32", "F32", "PACK_B") + (("RZ",) if "rz" in mods else ()),
                       [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
             return
         if "rna" not in ins.modifiers or any(m not in ("rna", "satfinite") for m in ins.modifiers):
