@@ -9,7 +9,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg
 
-from . import fp, narrow_float
+from . import fp, narrow_float, stochastic
 from .fp import round_rational_bits
 from .errors import EmuFault
 from .lanes import PerWarp
@@ -707,6 +707,8 @@ def _f2fp_fp8(w, s, mask):
     mods = s.ins.modifiers
     kind = "e4m3" if "E4M3" in mods else "e5m2"
     ops = s.ins.operands
+    if "UNPACK_B" in mods and "BF16" in mods:
+        return _widen_to_bf16(w, s, mask, 8, lambda code: fp.fp8_decode(code, kind))
     if "UNPACK_B" in mods:
         d, b_op = ops[0], ops[-1]
         b = np.broadcast_to(w.r(b_op), (32,))
@@ -780,6 +782,8 @@ def _f2fp_narrow(w, s, mask):
     def enc(x: float) -> int:
         return narrow_float.encode(x, fmt, sat, relu, rounding)
 
+    if "UNPACK_B" in mods and wide == "BF16" and fmt != "E8":
+        return _widen_to_bf16(w, s, mask, width, lambda code: narrow_float.decode(code, fmt))
     if "UNPACK_B" in mods:
         d, b_op = ops[0], ops[1]
         b = np.broadcast_to(w.r(b_op), (32,))
@@ -816,6 +820,61 @@ def _f2fp_narrow(w, s, mask):
     w.w(d, out, mask)
 
 
+def _widen_to_bf16(w, s, mask, width: int, decode):
+    """`F2FP[.SATFINITE][.RELU].BF16.<fp8/fp6/fp4>.UNPACK_B Rd, Ra, bound.H0` (cvt.rn.bf16x2
+    from a narrow pair, PTX 9.2): the two elements of Ra's low bits (`width` bits each, the
+    high one to the high half) widened exactly to bf16; .RELU makes negatives (and -0) +0 as
+    the F16 widening does. ptxas always writes the largest finite bf16 (0x7f7f) as the bound;
+    read here as what .SATFINITE clamps an infinity (e5m2's) to. Not hardware-checked: a NaN
+    code faults, an infinity without .SATFINITE stays one."""
+    mods = s.ins.modifiers
+    d, a_op, bound_op = s.ins.operands[:3]
+    bound = _half_immediate(bound_op)
+    a = np.broadcast_to(w.r(a_op), (32,))
+    out = np.zeros(32, dtype=U32)
+    for lane in np.flatnonzero(mask).tolist():
+        word = 0
+        for i in range(2):
+            v = decode(int(a[lane]) >> (width * i) & ((1 << width) - 1))
+            if math.isnan(v):
+                raise EmuFault("F2FP.BF16 widening of a NaN code is not modelled")
+            if "RELU" in mods and math.copysign(1.0, v) < 0:
+                v = 0.0
+            if math.isinf(v) and "SATFINITE" in mods:
+                h = bound | (0x8000 if v < 0 else 0)
+            else:
+                h = int(np.float32(v).view(np.uint32)) >> 16       # exact: bf16 holds them all
+            word |= h << (16 * i)
+        out[lane] = word
+    w.w(d, out, mask)
+
+
+def _half_immediate(op) -> int:
+    """The 16 bits an F2FP immediate with .H0 names (nvdisasm prints the f32 of the word)."""
+    text = getattr(op, "text", None)
+    if text:
+        base = text.split(".H")[0]
+        bits = int(np.float32(float(base)).view(np.uint32))
+        return bits >> 16 & 0xFFFF if text.endswith(".H1") else bits & 0xFFFF
+    return int(op.value) & 0xFFFF
+
+
+def _f2fp_rs(w, s, mask):
+    """`F2FP ... .RS Rd, Ra, Rb, Rc` (cvt.rs, sm_100a/sm_103a): Ra and Rb rounded
+    stochastically with Rc's random bits (emu/stochastic.py has the model)."""
+    mods = s.ins.modifiers
+    fmt = next(m for m in mods if m in stochastic.FORMATS)
+    sat, relu = "SATFINITE" in mods, "RELU" in mods
+    d, a_op, b_op, c_op = s.ins.operands[:4]
+    a = np.broadcast_to(w.rf(a_op), (32,))
+    b = np.broadcast_to(w.rf(b_op), (32,))
+    c = np.broadcast_to(w.r(c_op), (32,))
+    out = np.zeros(32, dtype=U32)
+    for lane in np.flatnonzero(mask).tolist():
+        out[lane] = stochastic.f2fp_rs(fmt, float(a[lane]), float(b[lane]), int(c[lane]), sat, relu)
+    w.w(d, out, mask)
+
+
 def _f2fp_tf32(w, s, mask):
     """`F2FP.TF32.F32.PACK_B[.RZ] Rd, Rb` (cvt.rn/.rz.tf32.f32, sm_90): Rb rounded to
     TF32's 10 mantissa bits in an FP32 register (the 13 low bits zero), to nearest even or
@@ -835,6 +894,14 @@ def _f2fp_tf32(w, s, mask):
     if np.any(nan[np.broadcast_to(mask, (w.width,))]):
         raise EmuFault("F2FP.TF32 of a NaN is not modelled")
     r = np.where(inf, x, r)
+    if "SATFINITE" in s.ins.modifiers:
+        # (the PTX ISA's .satfinite: an infinite result, a rounded-up overflow too, becomes
+        # the largest finite tf32 value of its sign; not hardware-checked)
+        big = (r & np.uint64(0x7FFFFFFF)) >= np.uint64(0x7F800000)
+        r = np.where(big, (r & np.uint64(0x80000000)) | np.uint64(0x7F7FE000), r)
+    if "RELU" in s.ins.modifiers:
+        # (.relu: negative results and -0 become +0, as F2FP's other .RELU forms)
+        r = np.where((r & np.uint64(0x80000000)) != 0, np.uint64(0), r)
     w.w(d, r.astype(U32), mask)
 
 
@@ -842,6 +909,10 @@ def _f2fp_tf32(w, s, mask):
 def op_f2fp(w, s, active, mask):
     """Two FP32 values narrowed to F16/BF16 and packed: Ra in the high half, Rb in the low."""
     mods = s.ins.modifiers
+    if "RS" in mods:
+        if not w.per_warp:
+            raise PerWarp()
+        return _f2fp_rs(w, s, mask)
     if "E4M3" in mods or "E5M2" in mods:
         if not w.per_warp:
             raise PerWarp()

@@ -64,6 +64,7 @@ _MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(?:\.(?:[A-Za-z0-9_]+|\?\?\?\d*))*")
 _REG = re.compile(r"(URZ|UPT|RZ|PT|UR\d+|UP\d|R\d+|P\d|SB\d+|B\d+)(?![A-Za-z0-9_])")
 _SUFFIX = re.compile(r"\.([A-Za-z0-9_]+|\?\?\?\d*)")
 _HEX = re.compile(r"(-?)0x([0-9a-fA-F]+)(?![A-Za-z0-9_.])")
+_HALF_SELECTOR = re.compile(r"\.H[01](?![A-Za-z0-9_])")
 _FLOAT = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?)|INF|QNAN|SNAN|NAN)(?![A-Za-z0-9_])")
 _SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADER_[A-Z_]+|Rpc\.(?:LO|HI)|MACTIVE|gsb\d|[PNZ]{8})(?![A-Za-z0-9_])")
 # texture geometry operands (`TEX … 0x0, 0x5a, 2D`): read as special names, before numbers
@@ -99,7 +100,7 @@ def float_value(imm: Imm) -> float:
     """The number a floating-point immediate's text denotes (`+INF` → inf, `-QNAN` → nan)."""
     if imm.text is None:
         raise ValueError(f"{imm} is an integer immediate")
-    t = imm.text
+    t = imm.text.removesuffix(".H0").removesuffix(".H1")
     body = t.lstrip("+-")
     sign = -1.0 if t.startswith("-") else 1.0
     if body == "INF":
@@ -307,7 +308,10 @@ def _operand(cur: _Cursor) -> Operand:
         return Imm(num)
     m = cur.match(_FLOAT)
     if m:
-        return Imm(0, text=m.group(0))
+        # a half of the immediate word (`4.5736980577097704378e-41.H0`: F2FP.BF16.E4M3.UNPACK_B's
+        # bf16 bound) keeps its selector in the text
+        half = cur.match(_HALF_SELECTOR)
+        return Imm(0, text=m.group(0) + (half.group(0) if half else ""))
     m = cur.match(_LABEL)
     if m:
         return Label(m.group(1))

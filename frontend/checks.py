@@ -970,7 +970,7 @@ class Checker:
         registers = [self.register_type(o.name, scope) if type(o) is ast.Name else None
                      for o in ins.operands]
         if not byte_bf16 and (count is None or count == len(ins.operands)) \
-                and cvt_packed.registers_fit(dst, src, registers):
+                and cvt_packed.registers_fit(dst, src, registers, ins.modifiers):
             return False
         if problem and problem.startswith(_UNEXPECTED_TYPES):
             return False
@@ -1230,6 +1230,12 @@ class Checker:
             rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
             if rounding:         # sm_8x has .rna only (F2FP.TF32 is sm_90's)
                 self.error(f"Feature 'cvt with .tf32.f32{rounding}' requires .target sm_90 or higher", ins)
+        if ins.opcode == "cvt" and self.target_sm < 100 and tuple(pair) == (".tf32", ".f32") \
+                and ".satfinite" in ins.modifiers:
+            rounding = next((m for m in ins.modifiers if m in (".rn", ".rz")), None)
+            if rounding:         # (F2FP.SATFINITE.TF32 is sm_100's; branch cvt31)
+                self.error(f"Modifier '.satfinite' on 'cvt.tf32.f32{rounding}' requires .target "
+                           "sm_100 or higher", ins)
 
     def check_st_bulk(self, ins: ast.Instruction, scope: _Scope) -> None:
         """ptxas's rules for `st.bulk [a], size, initval`: shared::cta (or generic)
@@ -1450,6 +1456,7 @@ class Checker:
                 name = f"cvt{dst}.f32" + (rounding if dst == ".tf32" else "")
                 problems.append(f"Modifier '.satfinite' on '{name}' requires PTX ISA "
                                 f".version {needed[0]}.{needed[1]} or later")
+
         if op == "set" and self.version < (6, 5) and ins.modifiers[-1:] in ((".f16",), (".f16x2",)) \
                 and ins.modifiers[-2:-1] not in ((".f16",), (".f16x2",)):
             problems.append("Feature 'half precision floating point set instruction with integer "
@@ -2088,7 +2095,8 @@ def _initializer_names(node, wrapped: bool = False):
 
 
 _INSTRUCTION_ONLY_TYPES = frozenset((".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e2m1x2",
-                                     ".e2m3x2", ".e3m2x2", ".ue8m0x2"))
+                                     ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".e4m3x4", ".e5m2x4",
+                                     ".e2m3x4", ".e3m2x4", ".e2m1x4"))
 _STATE_SPACE_MODIFIERS = frozenset((".global", ".shared", ".shared::cta", ".shared::cluster",
                                     ".local", ".const", ".param", ".param::entry",
                                     ".param::func"))
@@ -2447,7 +2455,7 @@ def select_form(opcode: str, modifiers: tuple[str, ...]):
     if opcode == "cvt" and len(types) == 2 and cvt_packed.involved(*types):
         rounding = cvt_packed.modifier_problem(*types, others)
         if rounding and rounding.startswith("Illegal rounding"):
-            return None, types, name, rounding
+            return None, types, name, "\n".join(cvt_packed.illegal_modifiers(*types, others) + [rounding])
     chosen = next((f for f in candidates if _modifier_problem(f, others, opcode) is None), None)
     if chosen is None:
         return None, types, name, _explain_modifiers(candidates, others, opcode, name, types)
@@ -2495,7 +2503,7 @@ for _op in ("ld", "st"):
 
 # written twice: taken as once (ptxas 13.5.37 accepts `add.sat.sat.s32`, `sin.approx.approx`)
 _REPEAT_MESSAGES = ("Multiple ", "Duplicate ")
-_SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync"))
+_SILENT_REPEATS = frozenset((".sat", ".approx", ".cc", ".sync", ".relu", ".satfinite"))
 
 
 def _repeated_modifiers(opcode: str, modifiers: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
@@ -2844,6 +2852,11 @@ _CLAMPED_CONVERSIONS = frozenset(((".f16", ".f32"), (".bf16", ".f32"), (".tf32",
 def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     """cvt's rounding rule depends on its two types (PTX ISA, cvt: 'Rounding modifiers')."""
     dst, src = types
+    if cvt_packed.involved(dst, src):
+        # (a packed type: .sat and .ftz are illegal, cvt_packed says in which words)
+        lines = cvt_packed.illegal_modifiers(dst, src, modifiers)
+        rest = cvt_packed.modifier_problem(dst, src, modifiers)
+        return "\n".join(lines + ([rest] if rest else [])) or None
     clamp = next((m for m in modifiers if m in (".relu", ".satfinite")), None)
     lines = []
     if clamp and ".sat" in modifiers:
@@ -2858,14 +2871,27 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
     scalar = dst in isa.TYPE_SETS["cvt"] and src in isa.TYPE_SETS["cvt"]
     clamps = [m for m in modifiers if m in (".relu", ".satfinite")]
     if ".ftz" in modifiers and clamps:
-        # ptxas: a clamp written after .ftz "cannot be combined"; before it, or on a packed
-        # type, .ftz itself is illegal
-        if not scalar or modifiers.index(clamps[0]) < modifiers.index(".ftz"):
-            return "Illegal modifier '.ftz' for instruction 'cvt'"
-        return f"Modifier '{clamps[0]}' cannot be combined with modifier '.ftz'"
+        # ptxas 13.5.37, whatever the order written (branch cvt31): into bf16 (which takes
+        # .ftz) each clamp "cannot be combined", .relu's line first; into f16 .ftz is illegal
+        # with a clamp, after .satfinite's "cannot be combined"
+        if dst == ".bf16":
+            return "\n".join(f"Modifier '{c}' cannot be combined with modifier '.ftz'"
+                              for c in (".relu", ".satfinite") if c in modifiers)
+        return "\n".join(["Modifier '.satfinite' cannot be combined with modifier '.ftz'"]
+                         * (".satfinite" in modifiers) + ["Illegal modifier '.ftz' for instruction 'cvt'"])
     if not scalar:
         return cvt_packed.modifier_problem(dst, src, modifiers)
     rounding = [m for m in modifiers if m in isa.ROUNDING_MODIFIERS]
+    clamp_lines = []
+    if clamps and rounding and rounding[-1] not in (".rn", ".rz"):
+        # (ptxas 13.5.37, branch cvt31: a clamp narrows f32 with .rn/.rz only; .satfinite
+        # "cannot be combined" with another rounding, .relu makes it illegal once more)
+        if ".satfinite" in modifiers:
+            clamp_lines.append(f"Modifier '.satfinite' cannot be combined with modifier '{rounding[-1]}'")
+        if ".relu" in modifiers:
+            clamp_lines.append("Illegal rounding modifier for instruction 'cvt'")
+        rest = _cvt_rounding_problem(types, [m for m in modifiers if m not in (".relu", ".satfinite")])
+        return "\n".join(clamp_lines[:1] + ([rest] if rest else []) + clamp_lines[1:]) or None
     dst_float = isa.type_class(dst) == "f"
     src_float = isa.type_class(src) == "f"
     ieee = {dst, src} <= {".f16", ".bf16", ".f32", ".f64"}
@@ -2898,8 +2924,8 @@ def _cvt_rounding_problem(types: list[str], modifiers: list[str]) -> str | None:
         if not (dst_float or src_float) or ".bf16" in (dst, src):
             lines.append("Illegal modifier '.ftz' for instruction 'cvt'")
         lines.append("Modifier '.ftz' does not apply to this type of convert operation")
-    if ".sat" in modifiers and ((dst == src and not dst_float) or {dst, src} == {".f16", ".bf16"}
-                                or dst == ".bf16" and not src_float):
+    if ".sat" in modifiers and ((dst == src and not dst_float) or ".bf16" in (dst, src)):
+        # (ptxas 13.5.37: no bf16 conversion takes .sat, either direction; branch cvt31)
         lines.append("Illegal modifier '.sat' for instruction 'cvt'")
     if any(m not in allowed for m in rounding):
         lines.append("Illegal rounding modifier for instruction 'cvt'")

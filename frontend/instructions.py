@@ -50,7 +50,8 @@ TYPE_SETS: dict[str, tuple[str, ...]] = {
     "cvt": (".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".f16", ".f32",
             ".f64", ".bf16"),
     "packed": (".f16x2", ".bf16x2", ".tf32", ".e4m3x2", ".e5m2x2", ".e2m1x2", ".e2m3x2",
-               ".e3m2x2", ".ue8m0x2", ".e4m3", ".e5m2", ".e2m1", ".f32x2"),
+               ".e3m2x2", ".ue8m0x2", ".e4m3", ".e5m2", ".e2m1", ".f32x2", ".e4m3x4", ".e5m2x4",
+               ".e2m3x4", ".e3m2x4", ".e2m1x4"),
     "cmp_int": (".b16", ".b32", ".b64", ".u16", ".u32", ".u64", ".s16", ".s32", ".s64"),
 }
 
@@ -471,7 +472,8 @@ KNOWN_MODIFIERS = frozenset(
 # Fundamental types as they appear among an instruction's modifiers.
 TYPE_MODIFIERS = frozenset(TYPE_SETS["all"]) | {
     ".pred", ".u16x2", ".s16x2", ".tf32", ".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e2m1",
-    ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".f32x2"}
+    ".e2m1x2", ".e2m3x2", ".e3m2x2", ".ue8m0x2", ".f32x2", ".e4m3x4", ".e5m2x4", ".e2m3x4",
+    ".e3m2x4", ".e2m1x4"}
 
 # Sizes in bits of each fundamental type (registers and instruction types).
 TYPE_BITS: dict[str, int] = {
@@ -481,6 +483,7 @@ TYPE_BITS: dict[str, int] = {
     ".u16x2": 32, ".s16x2": 32,
     ".b64": 64, ".u64": 64, ".s64": 64, ".f64": 64, ".f32x2": 64,
     ".b128": 128, ".pred": 1, ".e2m1x2": 8, ".e2m3x2": 16, ".e3m2x2": 16, ".ue8m0x2": 16,
+    ".e4m3x4": 32, ".e5m2x4": 32, ".e2m3x4": 32, ".e3m2x4": 32, ".e2m1x4": 16,
 }
 
 

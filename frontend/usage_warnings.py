@@ -56,6 +56,60 @@ def setmaxnreg_advisories(module: ast.Module) -> list[CompileError]:
             and any(st.opcode == "setmaxnreg" for st in _function_instructions(fn))]
 
 
+WGMMA_WAIT_INJECTED = ("(C7517) wgmma.wait_group is injected in around line {line} by compiler "
+                       "to allow use of registers defined by GMMA in function '{name}'")
+
+
+def _names(node) -> set[str]:
+    """The register names an operand mentions."""
+    if type(node) is ast.Name:
+        return {node.name}
+    if isinstance(node, list):
+        return set().union(*map(_names, node)) if node else set()
+    if hasattr(node, "__dataclass_fields__"):
+        return set().union(set(), *(_names(getattr(node, f)) for f in node.__dataclass_fields__
+                                    if f not in ("line", "column")))
+    return set()
+
+
+def wgmma_wait_injections(module: ast.Module) -> list[CompileError]:
+    """ptxas 13.5's info line (no file) for each point where it injects a
+    `wgmma.wait_group 0`: an instruction other than wgmma reading a register that a
+    `wgmma.mma_async` not yet waited for defines (its accumulator; groups complete in
+    order, so `wait_group N` leaves the last N committed groups pending). Walked in PTX
+    order, as isel does (isel/wgmma.py wait_for_accumulators writes the wait); every MMA
+    counts as done after one. (ptxas's C7514/C7515 serialization lines are not given.)"""
+    from ptx2sass.frontend.to_ssa import NO_RESULT
+    out = []
+    for fn in module.functions():
+        if fn.body is None:
+            continue
+        groups: list[set] = []
+        open_: set = set()
+        for st in _function_instructions(fn):
+            mods = st.modifiers
+            if st.opcode == "wgmma":
+                if ".mma_async" in mods and st.operands:
+                    open_ |= _names(st.operands[0])
+                elif ".commit_group" in mods:
+                    if open_:
+                        groups.append(open_)
+                    open_ = set()
+                elif ".wait_group" in mods and st.operands and type(st.operands[0]) is ast.IntLit:
+                    n = st.operands[0].value
+                    groups = groups[len(groups) - n:] if n else []
+                continue
+            if not (groups or open_):
+                continue
+            key = st.opcode + (mods[0] if mods else "")
+            read = st.operands if st.opcode in NO_RESULT or key in NO_RESULT else st.operands[1:]
+            if _names(read) & set().union(open_, *groups):
+                out.append(CompileError(WGMMA_WAIT_INJECTED.format(line=st.line, name=fn.name),
+                                        None, None, None, "info"))
+                groups, open_ = [], set()
+    return out
+
+
 def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> list[CompileError]:
     """One warning per double-precision instruction use, in PTX order (`as_errors`: the
     count ptxas reaches with -Werror)."""

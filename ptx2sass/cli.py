@@ -870,6 +870,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     from ptx2sass.frontend.usage_warnings import setmaxnreg_advisories
     for d in setmaxnreg_advisories(module):
         report.info(d.message)
+    from ptx2sass.frontend.usage_warnings import wgmma_wait_injections
+    for d in wgmma_wait_injections(module):
+        report.info(d.message)
     _target_option_messages(cl, module, report)
     if cl.flag("warn-on-double-precision-use"):
         from ptx2sass.frontend.usage_warnings import double_precision_warnings

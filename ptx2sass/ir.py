@@ -29,6 +29,8 @@ TYPES: dict[str, tuple[str, int]] = {
     "e4m3x2": ("f", 16), "e5m2x2": ("f", 16),
     # Blackwell's narrow pairs (fp4 in a byte; fp6 and the ue8m0 scale in 16 bits)
     "e2m1x2": ("f", 8), "e2m3x2": ("f", 16), "e3m2x2": ("f", 16), "ue8m0x2": ("f", 16),
+    "e4m3x4": ("f", 32), "e5m2x4": ("f", 32), "e2m3x4": ("f", 32), "e3m2x4": ("f", 32),
+    "e2m1x4": ("f", 16),
 }
 
 

@@ -65,3 +65,35 @@ def test_cvt_tf32(rnd, arch):
         res = run(cubin, "k", 1, 256, [out, x.copy()], hazard_check=name == "ours")
         assert not res.hazards
         np.testing.assert_array_equal(out, want, err_msg=name)
+
+
+@pytest.mark.parametrize("mods", [".relu", ".satfinite", ".satfinite.relu"])
+@pytest.mark.parametrize("rnd", ["rn", "rz"])
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_120"])
+def test_cvt_tf32_clamps(mods, rnd, arch):
+    """cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32 (branch cvt31; was 'not supported yet'):
+    F2FP[.SATFINITE][.RELU].TF32.F32.PACK_B[.RZ] as ptxas; .satfinite makes an infinite
+    result (infinities, a rounded-up overflow) the largest finite tf32 of its sign, .relu
+    negatives and -0 +0 (the PTX ISA's clamps; not hardware-checked)."""
+    ptx = KERNEL.format(rnd=rnd + mods).replace(".version 8.6\n.target sm_90", ".version 9.1\n.target " + arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    forms = re.compile(r"\bF2FP(?:\.\w+)*")
+    assert forms.findall(oracle.nvdisasm(ours)) == forms.findall(oracle.nvdisasm(theirs.output))
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    x[:10] = [0x7F7FF000, 0x7F7FFFFF, 0xFF7FF000, 0x7F800000, 0xFF800000, 0x80000000, 0, 0x3F801000,
+              0xBF801000, 0x807FF000]
+    x = np.where((x & 0x7FFFFFFF) > 0x7F800000, x & 0xFF7FFFFF, x).astype(np.uint32)   # no NaN
+    want = model(x, rnd).astype(np.uint64)
+    if "satfinite" in mods:
+        big = (want & 0x7FFFFFFF) >= 0x7F800000
+        want = np.where(big, (want & 0x80000000) | 0x7F7FE000, want)
+    if "relu" in mods:
+        want = np.where(want & 0x80000000, 0, want)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        out = np.zeros(256, np.uint32)
+        res = run(cubin, "k", 1, 256, [out, x.copy()], hazard_check=name == "ours")
+        assert not res.hazards
+        np.testing.assert_array_equal(out, want.astype(np.uint32), err_msg=name)

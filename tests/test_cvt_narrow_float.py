@@ -253,6 +253,15 @@ REFUSALS = [   # (PTX version, target, declarations, instruction)
     ("9.1", "sm_100", ".reg .b8 %b<3>; .reg .b32 %r<3>;", "cvt.rn.satfinite.e2m1x2.bf16x2 %b1, %r1;"),
     ("9.1", "sm_89", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rn.satfinite.e4m3x2.bf16x2 %h1, %r1;"),
     ("9.1", "sm_100a", ".reg .b8 %b<3>; .reg .b32 %r<3>;", "cvt.rn.e2m1x2.f16x2 %b1, %r1;"),
+    # bf16x2 widenings (PTX 9.2; branch cvt31): .rz is PTX 9.4, other roundings twice illegal
+    ("9.2", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rz.bf16x2.e4m3x2 %r1, %h1;"),
+    ("9.2", "sm_100a", ".reg .b8 %b<3>; .reg .b32 %r<3>;", "cvt.rz.bf16x2.e2m1x2 %r1, %b1;"),
+    ("9.2", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rz.f16x2.e3m2x2 %r1, %h1;"),
+    ("9.2", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rm.bf16x2.e2m3x2 %r1, %h1;"),
+    ("9.2", "sm_100a", ".reg .b8 %b<3>; .reg .b32 %r<3>;", "cvt.rm.f16x2.e2m1x2 %r1, %b1;"),
+    ("9.2", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.bf16x2.e5m2x2 %r1, %h1;"),
+    ("9.2", "sm_100a", ".reg .b16 %h<3>; .reg .b32 %r<3>;", "cvt.rn.satfinite.relu.bf16x2.ue8m0x2 %r1, %h1;"),
+    ("9.2", "sm_100a", ".reg .b8 %b<3>; .reg .b32 %r<3>;", "cvt.rn.satfinite.f16x2.e2m1x2 %r1, %b1;"),
 ]
 
 
@@ -344,3 +353,61 @@ def test_narrow_half_pairs(fmt, wide, relu, arch):
     for word, out in zip(words, got):
         want = narrow(val(word >> 16), fmt, relu) << step | narrow(val(word & 0xFFFF), fmt, relu)
         assert out & ((1 << 2 * step) - 1) == want, (hex(word), hex(out), hex(want))
+
+
+def fp8_value(code: int, fmt: str) -> float:
+    """An fp8 code's value (OCP FP8: E4M3 bias 7, no infinities, S.1111.111 NaN; E5M2 bias
+    15, IEEE-like); None for a NaN code."""
+    e_bits, m_bits = (4, 3) if fmt == "e4m3x2" else (5, 2)
+    bias = 2 ** (e_bits - 1) - 1
+    sign = -1.0 if code & 0x80 else 1.0
+    e, m = code >> m_bits & (2 ** e_bits - 1), code & (2 ** m_bits - 1)
+    if fmt == "e4m3x2" and e == 15 and m == 7 or fmt == "e5m2x2" and e == 31 and m:
+        return None
+    if fmt == "e5m2x2" and e == 31:
+        return sign * math.inf
+    if e == 0:
+        return sign * math.ldexp(m, 1 - bias - m_bits)
+    return sign * math.ldexp(2 ** m_bits + m, e - bias - m_bits)
+
+
+WIDEN_BF16 = [("e4m3x2", False, False, "sm_100a"), ("e4m3x2", True, False, "sm_120a"),
+              ("e5m2x2", False, False, "sm_100a"), ("e5m2x2", True, True, "sm_100a"),
+              ("e5m2x2", False, True, "sm_120a"), ("e2m1x2", False, False, "sm_100a"),
+              ("e2m1x2", True, True, "sm_120a"), ("e2m3x2", True, False, "sm_100a"),
+              ("e3m2x2", False, True, "sm_100a"), ("e3m2x2", True, False, "sm_120a")]
+
+
+@pytest.mark.parametrize("fmt,relu,satfinite,arch", WIDEN_BF16)
+def test_widen_to_bf16(fmt, relu, satfinite, arch):
+    """cvt.rn[.satfinite][.relu].bf16x2.{e4m3x2,e5m2x2,e2m1x2,e2m3x2,e3m2x2} (PTX 9.2, branch
+    cvt31): every code but NaN's in each element, widened exactly (they all fit bf16);
+    .relu makes negatives +0; .satfinite clamps e5m2's infinities to the largest finite bf16
+    (the PTX ISA's .satfinite)."""
+    fp8 = fmt in ("e4m3x2", "e5m2x2")
+    bits = 8 if fp8 else width(fmt)
+    step = 4 if bits == 4 else 8
+    reg = "b8" if fmt == "e2m1x2" else "b16"
+    mods = ".satfinite" * satfinite + ".relu" * relu
+    body = f"cvt.rn{mods}.bf16x2.{fmt} %o, %a0;"
+    src = kernel(body, int(reg[1:]), 1, 32, version="9.2", target=arch)
+
+    def val(code):
+        if fp8:
+            return fp8_value(code, fmt)
+        return math.copysign(float(value(code, fmt)), -1.0 if code >> (bits - 1) else 1.0)
+    codes = [c for c in range(1 << bits) if val(c) is not None]
+    pairs = [(c << step) | codes[(i * 7 + 3) % len(codes)] for i, c in enumerate(codes)]
+    inp = np.array(pairs, np.uint8 if reg == "b8" else np.uint16)
+    got, lines = run_both(src, arch, len(pairs), inp)
+    assert lines == [f"F2FP{'.SATFINITE' * satfinite}{'.RELU' * relu}.BF16.{SASS.get(fmt, fmt[:4].upper())}.UNPACK_B"]
+    for word, out in zip(pairs, got):
+        for k, code in ((16, word >> step), (0, word & ((1 << step) - 1))):
+            v = val(code)
+            if relu and math.copysign(1.0, v) < 0:
+                v = 0.0
+            if satfinite and math.isinf(v):
+                want = 0x7F7F | (0x8000 if v < 0 else 0)
+            else:
+                want = int(np.float32(v).view(np.uint32)) >> 16
+            assert out >> k & 0xFFFF == want, (fmt, hex(word), hex(out))

@@ -26,6 +26,9 @@ INT_SELECTOR = {"s8": ("S8",), "u8": ("U8",), "s16": ("S16",), "u16": ("U16",), 
 NARROW_FORMATS = {"e4m3x2": "E4M3", "e5m2x2": "E5M2", "e2m1x2": "E2M1", "e2m3x2": "E2M3",
                   "e3m2x2": "E3M2", "ue8m0x2": "E8"}
 FP8_PAIRS = {t: NARROW_FORMATS[t] for t in ("e4m3x2", "e5m2x2")}
+# cvt.rs's four-element narrowings (sm_100a/sm_103a) -> F2FP's format
+QUAD_FORMATS = {"e4m3x4": "E4M3", "e5m2x4": "E5M2", "e2m3x4": "E2M3", "e3m2x4": "E3M2",
+                "e2m1x4": "E2M1"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,9 @@ class NarrowForm:
 
 
 _RN = (("rn", ()),)
+# the largest finite bf16 as F2FP's immediate half, as nvdisasm prints it (an f32 of those bits)
+BF16_BOUND = 0x7F7F
+BF16_BOUND_TEXT = "4.5736980577097704378e-41.H0"
 _RZ_RP = (("rz", ("RZ",)), ("rp", ("RP",)))
 _FP = ("e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2")
 # (PTX destination type, PTX source type) -> the F2FP form (ptxas 13.5.37, sm_100a/sm_120a;
@@ -52,6 +58,9 @@ NARROW_FORMS: dict[tuple[str, str], NarrowForm] = {
     **{(t, "f16x2"): NarrowForm("F16", "UNPACK_B_MERGE_C", 1, _RN, True, True) for t in _FP},
     **{(t, "bf16x2"): NarrowForm("BF16", "UNPACK_B_MERGE_C", 1, _RN, True, True) for t in _FP},
     **{("f16x2", t): NarrowForm("F16", "UNPACK_B", 1, _RN, False, True) for t in _FP},
+    # PTX 9.2: `F2FP[.SATFINITE][.RELU].BF16.E4M3.UNPACK_B d, a, 0x7f7f.H0` (the source in
+    # Ra; ptxas always writes the largest finite bf16 as the third operand)
+    **{("bf16x2", t): NarrowForm("BF16", "UNPACK_B_BOUND", 1, _RN, None, True) for t in _FP},
     ("ue8m0x2", "f32"): NarrowForm("F32", "PACK_AB_MERGE_C", 2, _RZ_RP, None, False),
     ("ue8m0x2", "bf16x2"): NarrowForm("BF16", "UNPACK_B_MERGE_C", 1, _RZ_RP, None, False),
     ("bf16x2", "ue8m0x2"): NarrowForm("BF16", "UNPACK_B", 1, _RN, False, False),
@@ -99,6 +108,8 @@ class ConvertSelection:
             return self.int_convert(d, a, dty, sty)
         if dty in ("f16x2", "bf16x2") and sty == "f32":
             return self.pack_pair(ins)
+        if dty in QUAD_FORMATS and sty == "f32":
+            return self.narrow_quad(ins)
         if dty == "tf32" and sty == "f32":
             return self.round_to_tf32(ins)
         if dty in NARROW_FORMATS or sty in NARROW_FORMATS:
@@ -252,6 +263,10 @@ class ConvertSelection:
         if form.layout == "UNPACK_B":
             self.emit("F2FP", flags + (form.wide, NARROW_FORMATS[sty], "UNPACK_B"), [d] + srcs)
             return
+        if form.layout == "UNPACK_B_BOUND":
+            self.emit("F2FP", flags + (form.wide, NARROW_FORMATS[sty], "UNPACK_B"),
+                      [d] + srcs + [Imm(BF16_BOUND, text=BF16_BOUND_TEXT)])
+            return
         self.emit("F2FP", flags + (NARROW_FORMATS[dty], form.wide, form.layout) + suffix, [d] + srcs + [RZ])
 
     def round_to_tf32(self, ins) -> None:
@@ -261,9 +276,11 @@ class ConvertSelection:
         .satfinite: a result that is not finite (|r| >= inf, unordered: NaN too) steps down
         one tf32 unit, so an infinity becomes the largest finite value (ptxas's sequence)."""
         mods = set(ins.modifiers)
-        if mods in ({"rn"}, {"rz"}):
-            # sm_90+ (the frontend refuses it before): F2FP.TF32.F32.PACK_B[.RZ], as ptxas
-            self.emit("F2FP", ("TF32", "F32", "PACK_B") + (("RZ",) if "rz" in mods else ()),
+        if mods - {"relu", "satfinite"} in ({"rn"}, {"rz"}):
+            # sm_90+ (the frontend refuses it before; .satfinite sm_100+):
+            # F2FP[.SATFINITE][.RELU].TF32.F32.PACK_B[.RZ], as ptxas
+            flags = tuple(m.upper() for m in ("satfinite", "relu") if m in mods)
+            self.emit("F2FP", flags + ("TF32", "F32", "PACK_B") + (("RZ",) if "rz" in mods else ()),
                       [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
             return
         if "rna" not in ins.modifiers or any(m not in ("rna", "satfinite") for m in ins.modifiers):
@@ -358,14 +375,35 @@ class ConvertSelection:
         """cvt.{rn,rz}{.satfinite}{.relu}.{f16x2,bf16x2}.f32 d, a, b: one F2FP.PACK_AB, a
         into the high half and b into the low one (.satfinite: infinities to the largest
         finite value of their sign)."""
-        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "relu", "satfinite")]
-        if extra or not any(m in ("rn", "rz") for m in ins.modifiers) or len(ins.srcs) != 2:
+        extra = [m for m in ins.modifiers if m not in ("rn", "rz", "rs", "relu", "satfinite")]
+        stochastic = "rs" in ins.modifiers
+        if extra or not any(m in ("rn", "rz", "rs") for m in ins.modifiers) \
+                or len(ins.srcs) != 2 + stochastic:
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
         mods = (("SATFINITE",) if "satfinite" in ins.modifiers else ()) + \
             (("RELU",) if "relu" in ins.modifiers else ()) + \
-            self.f2fp_types(ins.type[:-2]) + ("PACK_AB",) + (("RZ",) if "rz" in ins.modifiers else ())
-        a, b = ins.srcs
-        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), self.part_of(b, 0)])
+            self.f2fp_types(ins.type[:-2]) + ("PACK_AB",) + (("RZ",) if "rz" in ins.modifiers else ()) \
+            + (("RS",) if stochastic else ())
+        a, b = ins.srcs[:2]
+        # .rs: `F2FP.F16.F32.PACK_AB.RS d, a, b, rbits` (sm_100a/sm_103a, as ptxas)
+        rbits = [self.reg_part(ins.srcs[2])] if stochastic else []
+        b = self.reg_part(b) if stochastic else self.part_of(b, 0)
+        self.emit("F2FP", mods, [self.dst(ins.dests[0]), self.reg_part(a), b] + rbits)
+
+    def narrow_quad(self, ins) -> None:
+        """cvt.rs.satfinite{.relu}.{e4m3x4,...,e2m1x4}.f32 d, {a, b, e, f}, rbits: two
+        chained F2FP.PACK_AB_MERGE_C.RS, as ptxas writes them: t = (a, b) rounded with rbits,
+        then d = (e, f) rounded with t (which carries rbits' other random bits up, and
+        the first pair above the second: emu/stochastic.py)."""
+        mods = set(ins.modifiers)
+        if mods - {"rs", "satfinite", "relu"} or not {"rs", "satfinite"} <= mods or len(ins.srcs) != 5:
+            raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.{ins.type}.f32`")
+        flags = ("SATFINITE",) + (("RELU",) if "relu" in mods else ()) + \
+            (QUAD_FORMATS[ins.type], "F32", "PACK_AB_MERGE_C", "RS")
+        a, b, e, f, rbits = ins.srcs
+        first = VOp(self.mf.new_vreg())
+        self.emit("F2FP", flags, [first, self.reg_part(a), self.reg_part(b), self.reg_part(rbits)])
+        self.emit("F2FP", flags, [self.dst(ins.dests[0]), self.reg_part(e), self.reg_part(f), first])
 
     def saturate_f32(self, ins) -> None:
         """cvt.sat.f32.f32: clamp to [0, 1] (NaN to 0) by adding zero with .SAT, after the

@@ -117,6 +117,8 @@ class Selector(MemorySelection, ClusterLaunchControl, IntegerSelection, Bits64, 
         self.zero_words: set[tuple[int, int]] = set()
         self.wgmma_reads: list = []      # A groups the tensor core may still read (isel/wgmma.py)
         self.wgmma_uncommitted: list = []    # MMAs since the last wgmma.commit_group
+        self.wgmma_groups: list = []     # accumulator value ids of committed, unwaited groups
+        self.wgmma_open: set = set()     # ... of the MMAs since the last commit
         self.wgmma_arrive = None             # the last wgmma.fence's WARPGROUP.ARRIVE
         from ptx2sass.divergence import after_divergent_branches, divergent_values
         # values that may differ between lanes, and the IR blocks a branch on one may lead to
@@ -531,6 +533,8 @@ class Selector(MemorySelection, ClusterLaunchControl, IntegerSelection, Bits64, 
         handler = getattr(self, "sel_" + ins.opcode.replace(".", "_"), None)
         if handler is None:
             raise self.unsupported(f"PTX instruction `{ins.opcode}`")
+        if (self.wgmma_groups or self.wgmma_open) and ins.opcode != "wgmma":
+            self.wait_for_accumulators(ins)
         handler(ins)
         self.guard = None
         if ins.guard is None and len(ins.dests) == 1 and ins.type in ZERO_EXTENDED_RESULTS:

@@ -79,6 +79,9 @@ class WarpgroupMma:
             if self.wgmma_uncommitted:
                 self.wgmma_uncommitted[-1].operands.append(GROUP_SB)
             self.wgmma_uncommitted = []
+            if self.wgmma_open:
+                self.wgmma_groups.append(self.wgmma_open)
+            self.wgmma_open = set()
         elif "wait_group" in mods:
             pending = self.known_constant(ins.srcs[0]) if ins.srcs else None
             if pending is None:
@@ -89,10 +92,29 @@ class WarpgroupMma:
                       ).shown = (0, 1)
             if pending == 0:
                 self.wgmma_reads = []
+            # groups complete in order: all but the last `pending` are done
+            self.wgmma_groups = self.wgmma_groups[len(self.wgmma_groups) - pending:] if pending else []
         elif "mma_async" in mods:
             self.warpgroup_mma(ins)
         else:
             raise self.unsupported(f"`wgmma.{'.'.join(mods)}`")
+
+    def wait_for_accumulators(self, ins) -> None:
+        """ptxas's injected wait (info C7517, frontend/usage_warnings.py): an instruction
+        other than wgmma that reads an accumulator of an MMA not yet waited for gets
+        `WARPGROUP.DEPBAR.LE gsb0, 0x0` before it (the open group's last MMA posting gsb0,
+        as a commit would), and every MMA counts as done after it."""
+        pending = set().union(self.wgmma_open, *self.wgmma_groups)
+        if not any(isinstance(v, ir.Value) and v.id in pending for v in ins.srcs):
+            return
+        guard, self.guard = self.guard, None
+        if self.wgmma_uncommitted:
+            self.wgmma_uncommitted[-1].operands.append(GROUP_SB)
+            self.wgmma_uncommitted = []
+        self.emit("WARPGROUP", ("DEPBAR", "LE"), [GROUP_SB, Imm(0), *self.wgmma_reads], ndefs=0,
+                  ).shown = (0, 1)
+        self.guard = guard
+        self.wgmma_reads, self.wgmma_groups, self.wgmma_open = [], [], set()
 
     def warpgroup_mma(self, ins):
         mods = ins.modifiers
@@ -209,6 +231,7 @@ class WarpgroupMma:
                 operands.append(Imm(selector))
         widths = {1: 4} if a_regs and fragment.part is not None else {}
         self.wgmma_uncommitted.append(self.emit(opcode, tuple(tokens), operands, widths=widths))
+        self.wgmma_open |= {d.id for d in ins.dests}
         # D's values are the group's parts: the next MMA of a chain accumulates into the
         # group in place (a copy would read registers the tensor core is still writing)
         # (A's registers, no B group, C = D's group: a loop may carry it, isel/loop_groups.py)
