@@ -214,15 +214,17 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     runs = _trip_count(h, pre, back, body)
     body_instrs = [] if body is None else [i for i in body.instrs if i.opcode not in ir.TERMINATORS]
     trip = len(h.instrs) - 1 + len(h.phis) + len(body_instrs)
+    long_full = False
     if runs is None:
         runs = _trip_count(h, pre, back, body, MAX_SIMULATED)
         if runs is None:
             return False
         if not any(runs - (body is not None) <= most and trip <= size for size, most in LONG_FULL):
             return _unroll_partially(fn, h, body, body_instrs, runs, exit_)
+        long_full = True
     size = runs * (len(h.instrs) - 1 + len(h.phis)) + (runs - 1) * len(body_instrs)
-    if runs > MAX_TRIPS:
-        pass                              # a long loop of one-load trips: fully, as ptxas
+    if long_full:
+        pass                              # a long loop of short trips: fully, as ptxas
     elif size > (FULL_INSTRUCTIONS if trip <= FULL_TRIP_INSTRUCTIONS else MAX_INSTRUCTIONS):
         # too long to unroll fully: copies per exit test instead, as for longer loops
         return runs > FULL_ONLY_TRIPS and _unroll_partially(fn, h, body, body_instrs, runs, exit_)
