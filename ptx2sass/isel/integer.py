@@ -731,8 +731,11 @@ class IntegerSelection:
             return
         if cmp not in INT_COMPARE:
             raise self.unsupported(f"`setp.{cmp}.{ty}`")
-        if self.in_place(a) and not self.in_place(b):
-            a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)     # the in-place operand goes second
+        if self.in_place(a) and (not self.in_place(b) or (
+                isinstance(b, ir.Const) and b.value == 0 and not isinstance(a, ir.Const))):
+            # the in-place operand goes second; against zero too, where the first slot
+            # reads RZ (`ISETP.NE.AND P0, PT, RZ, c[0x3][0x1c0]`, as ptxas): no register
+            a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
         if _bits(ty) == 64:
