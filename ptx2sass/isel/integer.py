@@ -570,7 +570,9 @@ class IntegerSelection:
         """ptxas's pair of funnel shifts: the 64-bit SHF modes take any amount (0..64 and
         beyond, clamped as PTX says), so no range checks are needed."""
         d, a = ins.dests[0], ins.srcs[0]
-        n = self.reg_part(ins.srcs[1], 0)
+        amount = ins.srcs[1]
+        # a parameter or fixed constant word is read in place (`SHF.L.U32 R, R, c[0x3][..]`)
+        n = self.part_of(amount, 0) if self.in_place(amount) else self.reg_part(amount, 0)
         self.begin_wide(d)
         lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
         if left:
