@@ -62,6 +62,10 @@ CEILING_STEP = 8              # caps tried above the ceiling when no order fits 
 # 2988, max_axis1_uint64 4143 -> 4847 (branch regs30). On again when the timing model runs
 # full SMs (issue 20) and shows the gain.
 OCCUPANCY_CEILING = False
+# A new order that needs more registers than the source order is kept only where the in-order
+# estimate finds it faster (branch regs31: rounding_math rare_f64_functions' DFMA polynomial,
+# 19 -> 61 live for no gain); off measures what the latency order did before.
+NO_GAIN_NO_PRESSURE = True
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -856,6 +860,12 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         if best_far is not None:
                             break
             if out == b.instrs:
+                return None
+            if NO_GAIN_NO_PRESSURE and after > before and (_in_order_cycles(out, vfile, lat, FAR_LOAD)
+                                   >= _in_order_cycles(b.instrs, vfile, lat, FAR_LOAD)):
+                # more registers for no latency: a DFMA polynomial's 24 f64 constants (48
+                # moves with no sources) went first in the latency order, 19 -> 61 live
+                # (rounding_math rare_f64_functions; 64 registers, ptxas 34)
                 return None
             p_after = _pressure(out, units_out[bi], preds, fresh, live_count=p_count)
             if after <= max(before, allowed) and p_after <= max(p_before, PREDICATE_LIMIT):

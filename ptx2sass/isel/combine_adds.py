@@ -4,8 +4,8 @@ machine IR after selection, before allocation.
 
 Conditions: both unguarded, plain (no carry in or out), in one block with nothing between
 them writing a, b; t is one 32-bit register written once and read once. A negated t negates
-a and b. The sum keeps at most one immediate or constant-bank operand (it goes in the middle
-slot, the only one that takes it) and at most one negated operand."""
+a and b. The sum keeps at most one immediate, constant-bank or uniform-register operand (it goes in
+the middle slot, the only one that takes it) and at most one negated operand."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
@@ -36,10 +36,16 @@ def _is_negated(op) -> bool:
     return bool(getattr(op, "neg", False))
 
 
+def _middle_only(op) -> bool:
+    """An operand only IADD3's middle slot takes: an immediate, a constant, a uniform
+    register (`target_forms` loads sm_90's constants into URs before this runs)."""
+    return isinstance(op, (Imm, ConstRef)) or (isinstance(op, VOp) and op.reg.cls == "UR")
+
+
 def _arrange(ops: list):
     """(a, b, c) for IADD3, or None."""
-    nonreg = [o for o in ops if isinstance(o, (Imm, ConstRef))]
-    regs = [o for o in ops if not isinstance(o, (Imm, ConstRef))]
+    nonreg = [o for o in ops if _middle_only(o)]
+    regs = [o for o in ops if not _middle_only(o)]
     if len(nonreg) > 1 or sum(_is_negated(o) for o in ops) > 1:
         return None
     if any(not isinstance(o, (VOp, Reg)) for o in regs) or any(

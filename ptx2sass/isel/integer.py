@@ -570,7 +570,9 @@ class IntegerSelection:
         """ptxas's pair of funnel shifts: the 64-bit SHF modes take any amount (0..64 and
         beyond, clamped as PTX says), so no range checks are needed."""
         d, a = ins.dests[0], ins.srcs[0]
-        n = self.reg_part(ins.srcs[1], 0)
+        amount = ins.srcs[1]
+        # a parameter or fixed constant word is read in place (`SHF.L.U32 R, R, c[0x3][..]`)
+        n = self.part_of(amount, 0) if self.in_place(amount) else self.reg_part(amount, 0)
         self.begin_wide(d)
         lo, hi = self.reg_part(a, 0), self.reg_part(a, 1)
         if left:
@@ -731,8 +733,11 @@ class IntegerSelection:
             return
         if cmp not in INT_COMPARE:
             raise self.unsupported(f"`setp.{cmp}.{ty}`")
-        if self.in_place(a) and not self.in_place(b):
-            a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)     # the in-place operand goes second
+        if self.in_place(a) and (not self.in_place(b) or (
+                isinstance(b, ir.Const) and b.value == 0 and not isinstance(a, ir.Const))):
+            # the in-place operand goes second; against zero too, where the first slot
+            # reads RZ (`ISETP.NE.AND P0, PT, RZ, c[0x3][0x1c0]`, as ptxas): no register
+            a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
         if _bits(ty) == 64:

@@ -746,8 +746,17 @@ class MemorySelection:
             elif bits >= 32 and where % 4 == 0:
                 if self.vreg(d).width > 1 and not narrow:
                     self.begin_wide(d)
-                for k in range(bits // 32 if narrow else self.vreg(d).width):
-                    self.move(self.dst(d, k), bank3(where + 4 * k))
+                start = len(self.out)
+                parts = [bank3(where + 4 * k) for k in range(bits // 32 if narrow else self.vreg(d).width)]
+                for k, part in enumerate(parts):
+                    self.move(self.dst(d, k), part)
+                if (not narrow and symbol is None and self.guard is None and self.vreg(d).cls == "R"
+                        and len(parts) == bits // 32):
+                    # a word at a fixed place of bank 3 stays readable there, as a kernel
+                    # parameter does in bank 0 (nothing in a kernel writes either): slots
+                    # that take c[..][..] read it in place, as ptxas's code does (Keccak's
+                    # rotate amounts: `SHF.L.U32 R, R, c[0x3][0x1c0]`, no register each)
+                    self.note_param_value(d, parts, self.out[start:])
             else:     # a byte or half of a constant word
                 t = VOp(self.mf.new_vreg())
                 self.move(t, bank3(where & ~3))
