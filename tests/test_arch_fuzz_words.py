@@ -89,7 +89,11 @@ uniform address, which the turing table lacked (the emulator could not run ptxas
 arch-specific check found us unable to encode (fp8/integer/b1, A from registers or a descriptor,
 with `gsb0`); the hopper table lacked BGMMA with A in registers. `wgmma_nogsb_sm90.words`: the
 same forms without `gsb0` (the first of two chained wgmmas): an IGMMA/BGMMA/QGMMA whose results
-no instruction reads gets no wait and no `gsb0`, and the table lacked 38 such forms."""
+no instruction reads gets no wait and no `gsb0`, and the table lacked 38 such forms.
+`campaign31_sm100.words` (branch fuzz31's held-out sm_100 campaign, seeds 42000423 and 42000523):
+VIADDMNMX.U32 with a uniform second source and a guarded UIADD3.X with an immediate (sm_100 and
+sm_103); `campaign31_sm89.words` (its sm_89 run, seed 42100239): F2IP.U8.F32.NTZ of a UR on sm_89
+(the form was sm_86's only)."""
 from pathlib import Path
 
 import pytest
@@ -98,7 +102,7 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = (("sm_75", "turing_stg_ur.words"), ("sm_90", "wgmma_inventory_sm90.words"), ("sm_90", "wgmma_nogsb_sm90.words"), ("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"), ("sm_90", "campaign30_nan_sm90.words"), ("sm_90", "campaign30_nan_read_sm90.words"), ("sm_120", "campaign30_sm120.words"), ("sm_120", "realworld30_sm120.words"),
+FILES = (("sm_89", "campaign31_sm89.words"), ("sm_100", "campaign31_sm100.words"), ("sm_103", "campaign31_sm100.words"), ("sm_75", "turing_stg_ur.words"), ("sm_90", "wgmma_inventory_sm90.words"), ("sm_90", "wgmma_nogsb_sm90.words"), ("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"), ("sm_90", "campaign30_nan_sm90.words"), ("sm_90", "campaign30_nan_read_sm90.words"), ("sm_120", "campaign30_sm120.words"), ("sm_120", "realworld30_sm120.words"),
          ("sm_86", "campaign27_sm86.words"), ("sm_86", "campaign27b_sm86.words"), ("sm_75", "campaign29_sm75.words"), ("sm_90", "realworld2_hopper.words"), ("sm_80", "campaign26_sm80.words"), ("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.words"), ("sm_103", "campaign25_sm100.words"), ("sm_121", "campaign24_sm121.words"), ("sm_120", "campaign24_sm121.words"), ("sm_89", "campaign23_sm89.words"), ("sm_110", "campaign22_sm110.words"), ("sm_110", "campaign22b_sm110.words"), ("sm_110", "campaign22c_sm110.words"), ("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
          ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
          ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),

@@ -55,6 +55,8 @@ RULES = {
     "36004211": "UBMSK -> UIMAD 4 (campaign 25: sm_103's code)",
     "36005577": "ULEA -> UIMAD 4 (campaign 25: sm_103's code)",
     "36005376": "CS2R -> ATOMS of the pair 5 (campaign 25: sm_103's code)",
+    "42000107": "CS2R R, SRZ -> MUFU.RCP64H of the pair 4 (campaign 31, held out until seen; "
+                "div.rn.f64 by zero; sm_103 5)",
 }
 
 

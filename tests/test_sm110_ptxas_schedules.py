@@ -41,6 +41,8 @@ RULES = {
     "33002525": "PLOP3 -> R2UR.OR's predicate 2 (as sm_90)",
     "33000338": "a SYNCS.ARRIVE's result overwrites a register an earlier SYNCS.PHASECHK reads under a "
                 "read scoreboard without waiting on it (SYNCS reads in order: store_queue SYNCS)",
+    # fuzz campaign 31 (branch fuzz31; sm_100, seeds 42000000-, held out until seen), its program compiled for sm_110
+    "42000107": "CS2R R, SRZ -> MUFU.RCP64H of the pair 4 (div.rn.f64 by zero)",
 }
 
 
