@@ -279,3 +279,24 @@ def test_lepc_target_is_compared_as_an_address(arch):
     assert normalised(format_instruction(codec.decode(LEPC_NEAR, arch, 0x100))) == at
     assert normalised(format_instruction(codec.decode(LEPC_NEAR, arch, 0x0))) != at
     assert wrong_readings(arch, "LEPC") == {}
+
+
+# Found by isa_soundness once it checked words nvdisasm rejects at control 0 (branch sound31):
+# a BRA.U.ANY with bit 87 clear, which the plain BRA form read as `BRA.U P6` on every blackwell
+# arch (the emulator would branch on P6 without .ANY's vote), and LDCU words with bit 81 set,
+# sm_120's `.HDRUNPACK`, which sm_100/103/110's nvdisasm prints without it.
+SOUND31_MORE = {0x0313fffffffffffd00d40947: "@P0 BRA.U.ANY P6",
+                0x0802040000c00240ff0677ac: "LDCU.U16 UR6, c[0x3][0x12]",
+                0x0802080000007100ff0587ac: "@!UP0 LDCU UR5, c[0x0][0x388]",
+                0x0802080000801100040477ac: "LDCU UR4, c[0x2][UR4+0x88]"}
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_110", "sm_120", "sm_121"])
+@pytest.mark.parametrize("word", sorted(SOUND31_MORE), ids=lambda w: SOUND31_MORE[w])
+def test_sound31_bra_any_and_ldcu_words_read_as_each_archs_nvdisasm(word, arch):
+    from ptx2sass.encoder.sass_text import format_instruction
+    from tools.isa_soundness import disassemble_any_control
+    [(text, pc)] = disassemble_any_control([word], arch)
+    assert text is not None and text.startswith(SOUND31_MORE[word].split(",")[0].split(" UR")[0])
+    ours = format_instruction(codec.decode(word, arch, pc))
+    assert normalised(ours) == normalised(_canonical(text))

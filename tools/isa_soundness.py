@@ -97,11 +97,13 @@ def wrong_readings(arch: str, opcode: str | None = None,
 
 def normalised(text: str) -> str:
     """The text with spellings of one thing made one: `.reuse`, a NaN immediate's quietness
-    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`), a hidden
+    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`;
+    `c[0x4][URZ]` = `c[0x4][0x0]`), a hidden
     descriptor (`desc.hidden[URx]`, which only we print), a pc-relative target named by its
     address (nvdisasm prints LEPC's as `0x120`, the decoder as the label `(.L_120)` of that
     same address: decoded at nvdisasm's address, they are one target)."""
     text = text.replace(".reuse", "").replace("SNAN", "QNAN").replace("[RZ]", "[0x0]").replace("[RZ+", "[")
+    text = text.replace("][URZ]", "][0x0]")      # c[0x4][URZ]: a zero uniform offset
     text = _HIDDEN_DESC.sub("", text)       # a hidden descriptor register: nvdisasm prints none
     text = _ADDRESS_LABEL.sub(r"\g<1>0x\2", text)
     return " ".join(text.split())
