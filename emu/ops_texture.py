@@ -55,10 +55,22 @@ def _parts(ins):
         slot = before[-2]           # sm_90: the handle in a uniform register, `UR4, 0x0`
         before = before[:-2]
     elif before and isinstance(before[-1], Reg) and before[-1].file == "UR":
+        _one_uniform(ins, before)
         slot = before[-1]           # sm_100+: `UR4` alone
         before = before[:-1]
     mask = after[-1].value if after and isinstance(after[-1], Imm) else None
     return before, slot, geo, mask
+
+
+def _one_uniform(ins, operands) -> None:
+    """Fault on a second uniform register after the handle (sm_120's bits 48-55 when not URZ:
+    `TEX ..., UR4, UR6, 2D`, `SULD ... [R8], UR4, UR6`): ptxas 13.5 writes none, sm_100/103/110's
+    nvdisasm prints none, and what the unit reads from it is not known; the handle alone was
+    taken before, so the second register was silently dropped (or taken as the handle)."""
+    urs = [o for o in operands if isinstance(o, Reg) and o.file == "UR"]
+    if len(urs) > 1:
+        raise EmuFault(f"{ins.mnemonic}: a second uniform register ({urs[1].file}{urs[1].index}) "
+                       "after the handle is not modelled")
 
 
 def _group(w, op, count: int) -> list[np.ndarray]:
@@ -202,11 +214,12 @@ def _surface_parts(w, ins, addr_at: int):
         "BA" in ins.modifiers
 
 
-def _handle_of(w, tail) -> np.ndarray:
+def _handle_of(w, tail, ins) -> np.ndarray:
     """The handle operand after the data: `0x0, slot` or a register."""
     imms = [o for o in tail if isinstance(o, Imm)]
     if len(imms) >= 2:
         return _slot_handle(w, imms[-1].value)
+    _one_uniform(ins, tail)
     r = next(o for o in tail if isinstance(o, Reg))
     return np.broadcast_to(w.r(r), (w.width,))
 
@@ -228,7 +241,7 @@ def op_suld(w, s, active, mask):
     if "P" in ins.modifiers:
         raise EmuFault("SULD.P (formatted surface load) not modelled")
     coords, tail, clamp, byte_x = _surface_parts(w, ins, 1)
-    handle = _handle_of(w, tail)
+    handle = _handle_of(w, tail, ins)
     bindings = _bindings(w)
     dst = ins.operands[0]
     size = next((_ACCESS[m] for m in ins.modifiers if m in _ACCESS), 4)
@@ -263,7 +276,7 @@ def op_sust(w, s, active, mask):
     ins = s.ins
     coords, tail, clamp, byte_x = _surface_parts(w, ins, 0)
     data_op = tail[0]
-    handle = _handle_of(w, tail[1:])
+    handle = _handle_of(w, tail[1:], ins)
     bindings = _bindings(w)
     formatted = "P" in ins.modifiers
     nwords = (1 if "R" in ins.modifiers else 4) if formatted else \
@@ -301,7 +314,7 @@ def op_sured(w, s, active, mask):
     signed = "S32" in ins.modifiers or "S64" in ins.modifiers
     size = 8 if wide else 4
     data = _group(w, tail[0], size // 4)
-    handle = _handle_of(w, tail[1:])
+    handle = _handle_of(w, tail[1:], ins)
     bindings = _bindings(w)
     old = np.zeros((w.width, size // 4), dtype=U32)
     bits = 8 * size

@@ -245,10 +245,20 @@ def compile_step(program: KernelProgram, offset: int, ins: Instruction, handlers
 
 # Modifiers the decoder reads (nvdisasm prints them) whose meaning the handlers do not know:
 # sm_100/103's bit 76/77 `.XOR` of IMAD, SHF and IADD3 (IMUL.XOR, SHF.XOR, IADD.XOR; ptxas
-# writes none of them). Their opcode's handler would run another instruction (IMUL without
+# writes none of them): their opcode's handler would run another instruction (IMUL without
 # the XOR and without c), so such a step faults when executed, as an unknown opcode does.
+# sm_120's `.UAI` / `.UAOFFI` of the texture and surface instructions (bits 58/57: an array
+# index / texel offsets taken from a uniform register, as the names say; ptxas 13.5 writes
+# neither; sm_100/103/110's nvdisasm prints nothing / INVALID2 there): the handlers read the
+# array index and offsets from Ra/Rb only.
+_UNIFORM_INDEX = frozenset({"UAI", "UAOFFI"})
 UNKNOWN_MODIFIERS: dict[str, frozenset[str]] = {
-    "IMUL": frozenset({"XOR"}), "SHF": frozenset({"XOR"}), "IADD": frozenset({"XOR"})}
+    "IMUL": frozenset({"XOR"}), "SHF": frozenset({"XOR"}), "IADD": frozenset({"XOR"}),
+    **{op: _UNIFORM_INDEX for op in ("TEX", "TLD", "TLD4", "TXD", "SULD", "SUST", "SURED", "SUATOM")},
+    # sm_100/103/110's UBLKCP bits 81-85 (nvdisasm: `.COUNTED`, `.SEQUENCED`, `.DST_G_BYTE_MASK`
+    # besides the L2 hints `.LTC64B`...; sm_120's: nothing for bit 85): the handler copies
+    # every byte and counts nothing
+    "UBLKCP": frozenset({"COUNTED", "SEQUENCED", "DST_G_BYTE_MASK"})}
 
 # Opcodes whose handler needs one of these modifiers to know what it computes: sm_100/103/110's
 # nvdisasm reads UF2FP words with no type at all (`UF2FP.PACK_AB UR4, UR4, UR4`, where sm_120's

@@ -219,3 +219,84 @@ def test_sound30_words_read_as_each_archs_nvdisasm(arch):
                                          for op in ("MOV", "VIADD", "UF2FP")])
 def test_no_wrong_reading_near_blackwell_mov_viadd_uf2fp(arch, opcode):
     assert wrong_readings(arch, opcode) == {}
+
+
+# sm_120-probed blackwell texture/surface forms (TEX, TLD, TLD4, TXD, SULD, SUST, SURED) read
+# bits 48-55 as a second uniform register and bits 57/58 as .UAOFFI/.UAI on every blackwell
+# arch (branch sound31); sm_100/103/110's nvdisasm prints nothing there (bit 57 of TEX, TLD,
+# TXD: INVALID2, which is refused). Expected: each arch's nvdisasm text. On main 34a469fe:
+# wrong on sm_100/103/110 (252 each), right on sm_120/121.
+SOUND31_WORDS = SEEDS / "sound31_wrong.words"
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_110", "sm_120", "sm_121"])
+def test_sound31_texture_surface_words_read_as_each_archs_nvdisasm(arch):
+    words = [int(line.split("#")[0], 16) for line in SOUND31_WORDS.read_text().splitlines()
+             if line.startswith("0x")]
+    assert len(words) == 280
+    wrong, refused = [], 0
+    for w, text in zip(words, disassemble(words, arch)):
+        if text is None or "INVALID" in text:
+            with pytest.raises(codec.DecodeError):
+                codec.decode(w, arch)
+            refused += 1
+        elif normalised(codec.decode_text(w, arch)) != normalised(_canonical(text)):
+            wrong.append((hex(w), text))
+    assert not wrong
+    assert refused == (0 if arch in ("sm_120", "sm_121") else 7)
+
+
+def test_soundness_checks_store_neighbours():
+    """A SUST word with control bits 0 (write scoreboard 0) is rejected by nvdisasm; the tool
+    disassembles it again without scoreboards, so SUST/SURED neighbours are checked at all
+    (before, none was: every one was rejected)."""
+    from tools.isa_soundness import disassemble_any_control
+    sust = 0x810a10010ff041808007f9b        # SUST.P.1D.STRONG.SM.R.TRAP [R8], R24, UR4
+    assert disassemble([sust], "sm_120") == [None]
+    [(text, pc)] = disassemble_any_control([sust], "sm_120")
+    assert text == "SUST.P.1D.STRONG.SM.R.TRAP [R8], R24, UR4" and pc == 0
+
+
+@pytest.mark.parametrize("arch,opcode", [(a, op) for a in ("sm_100", "sm_120")
+                                         for op in ("TEX", "SULD", "SUST", "SURED")])
+def test_no_wrong_reading_near_blackwell_texture_surface(arch, opcode):
+    assert wrong_readings(arch, opcode) == {}
+
+
+LEPC_NEAR = 0x1014694e          # @P6 LEPC R20, target = its address + 0x20
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_lepc_target_is_compared_as_an_address(arch):
+    """nvdisasm prints LEPC's target as an address (`0x120` at 0x100), the decoder as that
+    address's label: decoded at nvdisasm's address they are one text; at another address the
+    target differs and still counts as a wrong reading."""
+    [text] = disassemble([0x7918] * 16 + [LEPC_NEAR], arch)[16:]
+    assert text == "@P6 LEPC R20, 0x120"
+    at = normalised(_canonical(text))
+    from ptx2sass.encoder.sass_text import format_instruction
+    assert format_instruction(codec.decode(LEPC_NEAR, arch, 0x100)) == "@P6 LEPC R20, `(.L_120)"
+    assert normalised(format_instruction(codec.decode(LEPC_NEAR, arch, 0x100))) == at
+    assert normalised(format_instruction(codec.decode(LEPC_NEAR, arch, 0x0))) != at
+    assert wrong_readings(arch, "LEPC") == {}
+
+
+# Found by isa_soundness once it checked words nvdisasm rejects at control 0 (branch sound31):
+# a BRA.U.ANY with bit 87 clear, which the plain BRA form read as `BRA.U P6` on every blackwell
+# arch (the emulator would branch on P6 without .ANY's vote), and LDCU words with bit 81 set,
+# sm_120's `.HDRUNPACK`, which sm_100/103/110's nvdisasm prints without it.
+SOUND31_MORE = {0x0313fffffffffffd00d40947: "@P0 BRA.U.ANY P6",
+                0x0802040000c00240ff0677ac: "LDCU.U16 UR6, c[0x3][0x12]",
+                0x0802080000007100ff0587ac: "@!UP0 LDCU UR5, c[0x0][0x388]",
+                0x0802080000801100040477ac: "LDCU UR4, c[0x2][UR4+0x88]"}
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_103", "sm_110", "sm_120", "sm_121"])
+@pytest.mark.parametrize("word", sorted(SOUND31_MORE), ids=lambda w: SOUND31_MORE[w])
+def test_sound31_bra_any_and_ldcu_words_read_as_each_archs_nvdisasm(word, arch):
+    from ptx2sass.encoder.sass_text import format_instruction
+    from tools.isa_soundness import disassemble_any_control
+    [(text, pc)] = disassemble_any_control([word], arch)
+    assert text is not None and text.startswith(SOUND31_MORE[word].split(",")[0].split(" UR")[0])
+    ours = format_instruction(codec.decode(word, arch, pc))
+    assert normalised(ours) == normalised(_canonical(text))

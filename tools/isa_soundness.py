@@ -26,6 +26,25 @@ from collections import defaultdict
 from tools.isa_probe import disassemble
 
 INSTRUCTION_BITS = 105
+# Control bits with no write and no read scoreboard: nvdisasm rejects a store (SUST, SURED)
+# whose control code sets a write scoreboard, and a form's base word has control bits 0 (a
+# scoreboard of 0), so such a neighbour is disassembled again with these.
+NO_SCOREBOARDS = ((7 << 5) | (7 << 8)) << INSTRUCTION_BITS
+
+
+def disassemble_any_control(words: list[int], arch: str) -> list[tuple[str | None, int]]:
+    """(nvdisasm's text, the byte address it disassembled the word at) for each word with
+    control bits 0, or, where it rejects that, with `NO_SCOREBOARDS` (the text does not show
+    control bits; before, every neighbour of the SUST/SURED forms was rejected and none was
+    checked). The address is where a pc-relative target counts from (LEPC prints its target's
+    address)."""
+    chunk = 1024
+    out = [(t, i % chunk * 16) for i, t in enumerate(disassemble(words, arch, chunk))]
+    again = [i for i, (t, _) in enumerate(out) if t is None]
+    retried = disassemble([words[i] | NO_SCOREBOARDS for i in again], arch, chunk)
+    for j, (i, t) in enumerate(zip(again, retried)):
+        out[i] = (t, j % chunk * 16)
+    return out
 
 
 def _canonical(text: str) -> str | None:
@@ -63,11 +82,11 @@ def wrong_readings(arch: str, opcode: str | None = None,
         words += near
         origin += [".".join(f.tokens) + f" ({f.base:#x})"] * len(near)
     out: dict[str, list] = defaultdict(list)
-    for w, text, form in zip(words, disassemble(words, arch), origin):
+    for w, (text, pc), form in zip(words, disassemble_any_control(words, arch), origin):
         if text is None or "INVALID" in text:
             continue
         try:
-            ours = format_instruction(codec.decode(w, arch))
+            ours = format_instruction(codec.decode(w, arch, pc))
         except Exception:  # noqa: BLE001 - a refusal is honest
             continue
         theirs = _canonical(text)
@@ -78,14 +97,20 @@ def wrong_readings(arch: str, opcode: str | None = None,
 
 def normalised(text: str) -> str:
     """The text with spellings of one thing made one: `.reuse`, a NaN immediate's quietness
-    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`), a hidden
-    descriptor (`desc.hidden[URx]`, which only we print)."""
+    (the word's bits are kept either way), a zero base register (`[RZ]` = `[0x0]`;
+    `c[0x4][URZ]` = `c[0x4][0x0]`), a hidden
+    descriptor (`desc.hidden[URx]`, which only we print), a pc-relative target named by its
+    address (nvdisasm prints LEPC's as `0x120`, the decoder as the label `(.L_120)` of that
+    same address: decoded at nvdisasm's address, they are one target)."""
     text = text.replace(".reuse", "").replace("SNAN", "QNAN").replace("[RZ]", "[0x0]").replace("[RZ+", "[")
+    text = text.replace("][URZ]", "][0x0]")      # c[0x4][URZ]: a zero uniform offset
     text = _HIDDEN_DESC.sub("", text)       # a hidden descriptor register: nvdisasm prints none
+    text = _ADDRESS_LABEL.sub(r"\g<1>0x\2", text)
     return " ".join(text.split())
 
 
 _HIDDEN_DESC = re.compile(r"desc\.hidden\[UR\d+\]")
+_ADDRESS_LABEL = re.compile(r"`\(\.L_(-?)([0-9a-f]+)\)")     # the decoder's label of an address
 
 
 def main(argv=None) -> int:
