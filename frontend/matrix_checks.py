@@ -32,36 +32,46 @@ def problems(op: str, mods: tuple, target_name: str, sm: int,
     count = next((int(m[2:]) for m in mods if m in (".x1", ".x2", ".x4")), None)
     legal = shape in LEGAL_SHAPES[op]
     new_shape = shape in BLACKWELL_SHAPES
-    if op == "stmatrix" and (packed or conv):
-        return ["Unexpected instruction types specified for 'stmatrix'"]
+    # the register vector: ptxas's sizes are 1, 2 and 4; two registers a 16x16 matrix
+    illegal_size = [f"Illegal vector size: {vector}"] if vector not in (None, 1, 2, 4) else []
     target_ok = _new_forms_target(target_name, sm)
-    shape_feature = [] if target_ok or not new_shape or (
+    feature_shapes = BLACKWELL_SHAPES if op == "ldmatrix" else (".m16n8", ".m16n16")
+    shape_feature = [] if target_ok or shape not in feature_shapes or (
         shape == ".m8n16" and target_name[-1:] in ("a", "f")) else \
         [f"Feature '{shape}' not supported on .target '{target_name}'"]
+    if op == "stmatrix" and (packed or conv):
+        return shape_feature + illegal_size + ["Unexpected instruction types specified for 'stmatrix'"]
     vec = mismatch = []
-    if new_shape and count is not None and vector is not None and not (
-            shape == ".m16n16" and count == 4):     # (an impossible count: no size expected)
-        want = count * (2 if shape == ".m16n16" and legal else 1)
+    if count is not None and vector is not None:
+        want = count * (2 if op == "ldmatrix" and shape == ".m16n16" and count < 4 else 1)
         if vector != want:
             vec = [f"Vector of size {want} is expected for argument {0 if op == 'ldmatrix' else 1} "
                    f"of instruction '{op}'"]
-            mismatch = [f"Argument vector size mismatch for instruction '{op}'"] if legal else []
+            # (a larger vector of a size ptxas has is not told twice)
+            mismatch = [f"Argument vector size mismatch for instruction '{op}'"] \
+                if vector < want or illegal_size else []
     if op == "stmatrix" and sm < 90:
         shape_feature = shape_feature + ["Feature 'stmatrix' requires .target sm_90 or higher"]
-    head = vec + shape_feature if shape == ".m8n16" else shape_feature + vec
+    late_vec = op == "ldmatrix" and shape == ".m16n16" and count == 4   # after the count's problem
+    head = illegal_size + vec + shape_feature if op == "ldmatrix" and shape == ".m8n16" \
+        else shape_feature + illegal_size + ([] if late_vec else vec)
     if not legal:
         out = head + [f"Illegal matrix shape '{shape}' for instruction '{op}'"]
         if op == "ldmatrix" and ".trans" in mods:
             out.append(f"Modifier .trans not allowed for shape '{shape}'")
-        return out
+        if op == "ldmatrix" and (packed or conv):
+            out.append(f"Modifier format conversion not allowed for shape '{shape}'")
+        return out + mismatch
     if shape == ".m8n8":
         if packed or conv:
-            return ["Unexpected number of instruction types specified for ldmatrix with shape '.m8n8'",
-                    "Incorrect instruction type specified for ldmatrix with shape '.m8n8'",
-                    "Modifier format conversion not allowed for shape '.m8n8'"]
-        if types and types[0] != (".b16"):
-            return shape_feature + [f"Incorrect instruction type specified for {op} with shape '.m8n8'"]
-        return []
+            lines = ["Unexpected number of instruction types specified for ldmatrix with shape '.m8n8'",
+                     "Incorrect instruction type specified for ldmatrix with shape '.m8n8'",
+                     "Modifier format conversion not allowed for shape '.m8n8'"]
+        elif types and types[0] != (".b16"):
+            lines = [f"Incorrect instruction type specified for {op} with shape '.m8n8'"]
+        else:
+            lines = []
+        return head + lines + mismatch if lines or vec else []
     if set(mods) & {".global", ".local", ".const", ".param"}:
         head.append(f"State space incorrect for instruction '{op}'")
     off_target = not target_ok
@@ -85,21 +95,24 @@ def problems(op: str, mods: tuple, target_name: str, sm: int,
             f"Unexpected number of instruction types specified for ldmatrix with shape '{shape}'",
             "Illegal modifier 'format conversion' for instruction 'ldmatrix'"] + \
             conversion_feature + ["Unexpected number of 'format conversion' modifiers specified"]
-    out += conversion_feature or b8_feature
+    # (the element type's feature: after the vector's problem; the conversion's: after .trans's)
     if shape == ".m16n16":
         if count == 4:
-            out.append("Incorrect no. of matrix: 4 for ldmatrix with shape '.m16n16'")
+            out += ["Incorrect no. of matrix: 4 for ldmatrix with shape '.m16n16'"] + vec
+        out += b8_feature
         if types and types[0] != ".b8":
             out.append("Incorrect instruction type specified for ldmatrix with shape '.m16n16'")
-        elif bool(packed) != conv:
-            out.append("Unexpected number of 'format conversion' modifiers specified")
         if ".trans" not in mods:
             out.append("Modifier '.trans' require for instruction ldmatrix with shape '.m16n16'")
+        out += conversion_feature
+        if not types and bool(packed) != conv:
+            out.append("Unexpected number of 'format conversion' modifiers specified")
         return out + mismatch
     if types:                           # .m8n16: a packed source only, no .trans
         out.append("Unexpected number of instruction types specified for ldmatrix with shape '.m8n16'")
-    elif bool(packed) != conv or not packed:
-        out.append("Unexpected number of 'format conversion' modifiers specified")
     if ".trans" in mods:
         out.append("Modifier .trans not allowed for shape '.m8n16'")
+    out += conversion_feature
+    if not types and (bool(packed) != conv or not packed):
+        out.append("Unexpected number of 'format conversion' modifiers specified")
     return out + mismatch

@@ -182,3 +182,72 @@ def test_stmatrix(n, arch, space):
         res = run(cubin, "k", 1, 32, [out, x.reshape(-1).copy()], hazard_check=name == "ours")
         assert not res.hazards
         np.testing.assert_array_equal(out.view(np.uint8).reshape(32, 16), want, err_msg=name)
+
+
+KERNEL = """.version 8.8
+.target {target}
+.address_size 64
+.visible .entry k()
+{{
+.reg .b64 %rd30;
+.reg .b32 %r<5>;
+mov.u64 %rd30, 0;
+{line}
+ret;
+}}
+"""
+# (target, instruction, ptxas 13.5's messages in its order)
+REFUSALS = [
+    ("sm_100a", "ldmatrix.sync.aligned.m16n16.x4.trans.shared.b8 {%r1, %r2, %r3, %r4}, [%rd30];",
+     ["Incorrect no. of matrix: 4 for ldmatrix with shape '.m16n16'"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m16n16.x1.shared.b8 {%r1, %r2}, [%rd30];",
+     ["Modifier '.trans' require for instruction ldmatrix with shape '.m16n16'"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m8n16.x1.trans.shared.b8x16.b4x16_p64 {%r1}, [%rd30];",
+     ["Modifier .trans not allowed for shape '.m8n16'"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m8n16.x1.shared.b8 {%r1}, [%rd30];",
+     ["Unexpected number of instruction types specified for ldmatrix with shape '.m8n16'"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8x16 {%r1, %r2}, [%rd30];",
+     ["Unexpected number of 'format conversion' modifiers specified"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8 {%r1, %r2}, [%rd30];",
+     ["Vector of size 4 is expected for argument 0 of instruction 'ldmatrix'",
+      "Argument vector size mismatch for instruction 'ldmatrix'"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m16n8.x1.trans.shared.b8 {%r1}, [%rd30];",
+     ["Illegal matrix shape '.m16n8' for instruction 'ldmatrix'",
+      "Modifier .trans not allowed for shape '.m16n8'"]),
+    ("sm_100a", "ldmatrix.sync.aligned.m8n8.x1.shared.b8x16.b6x16_p32 {%r1}, [%rd30];",
+     ["Unexpected number of instruction types specified for ldmatrix with shape '.m8n8'",
+      "Incorrect instruction type specified for ldmatrix with shape '.m8n8'",
+      "Modifier format conversion not allowed for shape '.m8n8'"]),
+    ("sm_100a", "stmatrix.sync.aligned.m16n8.x1.shared.b8 [%rd30], {%r1};",
+     ["Modifier '.trans' require for instruction stmatrix with shape '.m16n8'"]),
+    ("sm_100a", "stmatrix.sync.aligned.m8n8.x1.shared.b8 [%rd30], {%r1};",
+     ["Incorrect instruction type specified for stmatrix with shape '.m8n8'"]),
+    ("sm_100a", "stmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 [%rd30], {%r1};",
+     ["Unexpected instruction types specified for 'stmatrix'"]),
+    ("sm_100", "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1, %r2}, [%rd30];",
+     ["Feature '.m16n16' not supported on .target 'sm_100'",
+      "Feature 'ldmatrix.b8' not supported on .target 'sm_100'"]),
+    ("sm_120", "ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 {%r1}, [%rd30];",
+     ["Feature '.m8n16' not supported on .target 'sm_120'",
+      "Feature 'ldmatrix with format conversion' not supported on .target 'sm_120'"]),
+    ("sm_90a", "ldmatrix.sync.aligned.m8n16.x1.shared.b8x16.b6x16_p32 {%r1}, [%rd30];",
+     ["Feature 'ldmatrix with format conversion' not supported on .target 'sm_90a'"]),
+    ("sm_90a", "stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%rd30], {%r1};",
+     ["Feature '.m16n8' not supported on .target 'sm_90a'",
+      "Feature 'stmatrix.b8' not supported on .target 'sm_90a'"]),
+]
+
+
+@pytest.mark.parametrize("target,line,want", REFUSALS)
+def test_refusals(target, line, want):
+    """Our messages are ptxas 13.5's (listed from its stderr; the first case per target is
+    also checked against the pinned ptxas itself)."""
+    ptx = KERNEL.format(target=target, line=line)
+    with pytest.raises(CompileError) as err:
+        codegen.compile_ptx(ptx, target, "k.ptx")
+    assert [d.message for d in err.value.diagnostics if d.severity == "error"] == want
+    if line == next(l for t, l, _ in REFUSALS if t == target):
+        run_ = oracle.ptxas(ptx, target)
+        assert not run_.ok
+        assert [x.split("error   : ")[-1] for x in run_.stderr.splitlines()
+                if "error   : " in x] == want
