@@ -4,14 +4,17 @@ by seed. Seed 1 is what frontend/matrix_checks.py was tuned on (with PROBED, the
 probe lines); any other seed is held out (its sample excludes seed 1's lines).
 
     python -m tools.matrix_b8_sweep --seed 2 --count 150 100a 100 120a 90a
+    python -m tools.matrix_b8_sweep --inventory     # the inventory's 45 arch-specific forms
 """
 import argparse
 import itertools
 import random
+import re
 
 from ptx2sass import CompileError, codegen, oracle
 from tools.inventory_kernels import acceptance_module
 
+MATRIX_OPS = re.compile(r"\b(?:LDSM|STSM)(?:\.\w+)*")
 PROBED = {
     'ldmatrix.sync.aligned.m16n16.x1.trans.shared.b16 {%r1, %r2}, [%rd30];',
     'ldmatrix.sync.aligned.m8n16.x1.shared.b8 {%r1}, [%rd30];',
@@ -43,8 +46,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--count", type=int, default=150)
-    ap.add_argument("targets", nargs="+", help="100a, 100, 120a, 90a, ...")
+    ap.add_argument("--inventory", action="store_true",
+                    help="ptxas's verdict and ours on the inventory's arch-specific ldmatrix/"
+                         "stmatrix forms, on the a/f targets (each at its first PTX version)")
+    ap.add_argument("targets", nargs="*", help="100a, 100, 120a, 90a, ...")
     args = ap.parse_args(argv)
+    if args.inventory:
+        return inventory_check()
     seed, k, targets = args.seed, args.count, args.targets
     tuned = PROBED
     lines = []
@@ -79,6 +87,34 @@ def main(argv=None):
             else:
                 diff += 1; print("DIFF", target, l); print("   theirs:", theirs); print("   ours:  ", ours)
         print(f"sm_{target}: {len(lines)} lines (seed {seed}), ptxas accepts {acc}; ours = ptxas's diagnostics {same}, differ {diff}")
+
+
+def inventory_check():
+    from ptx2sass.frontend import inventory
+    from tools.inventory_check import ptxas_verdicts
+    from tools.inventory_kernels import instruction_text
+    forms = [f for f in inventory.forms() if f.opcode in ("ldmatrix", "stmatrix") and f.arch_specific]
+    for target, ver in (("100a", (8, 6)), ("120a", (8, 7)), ("100f", (8, 8)), ("103a", (8, 8)),
+                        ("110a", (9, 0)), ("121a", (8, 8)), ("100", (8, 8)), ("90a", (8, 6))):
+        lines = [instruction_text(f) for f in forms]
+        verdicts = ptxas_verdicts([(line, False) for line in lines], target, ver)
+        ours = same = 0
+        for line, (ok, _) in zip(lines, verdicts):
+            # (each result stored: ptxas drops an ldmatrix whose results are dead)
+            uses = [f"st.global.u32 [%rd31+{4 * k}], %r{k + 1};" for k in range(4)
+                    if line.startswith("ldmatrix") and f"%r{k + 1}" in line]
+            text, _ = acceptance_module([line] + uses, target, ver)
+            try:
+                cubin = codegen.compile_ptx(text, f"sm_{target}", "k.ptx")
+                ours += 1
+            except CompileError:
+                continue
+            if ok:      # the same LDSM/STSM forms as ptxas's (nvdisasm's text)
+                theirs = oracle.ptxas(text, f"sm_{target}").output
+                same += MATRIX_OPS.findall(oracle.nvdisasm(cubin)) == \
+                    MATRIX_OPS.findall(oracle.nvdisasm(theirs))
+        print(f"sm_{target} PTX {ver[0]}.{ver[1]}: ptxas accepts {sum(ok for ok, _ in verdicts)}/"
+              f"{len(lines)}; ours compiles {ours}/{len(lines)}, the same LDSM/STSM forms {same}")
 
 
 if __name__ == "__main__":
