@@ -25,10 +25,12 @@ LOAD = """.version 8.8
 {{
 .reg .b64 %rdo, %rdi, %g, %ga;
 .reg .b32 %sa, %sb, %tx, %row, %a<4>;
+.reg .pred %p;
 .shared .align 16 .b8 sbuf[512];
 ld.param.u64 %rdo, [out];
 ld.param.u64 %rdi, [in];
 mov.u32 %tx, %tid.x;
+setp.lt.u32 %p, %tx, {limit};
 mul.wide.u32 %g, %tx, 16;
 add.s64 %rdi, %rdi, %g;
 ld.global.v4.u32 {{%a0,%a1,%a2,%a3}}, [%rdi];
@@ -42,7 +44,7 @@ cvta.shared.u64 %ga, sbuf;
 mul.wide.u32 %g, %row, 16;
 add.s64 %ga, %ga, %g;
 mov.u32 %a0, 0; mov.u32 %a1, 0; mov.u32 %a2, 0; mov.u32 %a3, 0;
-{ins} {{{regs}}}, [{addr}];
+{guard}{ins} {{{regs}}}, [{addr}];
 mul.wide.u32 %g, %tx, 16;
 add.s64 %rdo, %rdo, %g;
 st.global.v4.u32 [%rdo], {{%a0,%a1,%a2,%a3}};
@@ -155,12 +157,27 @@ def test_ldmatrix(shape, n, src, arch, space):
     elem = ".b8" if src is None else f".b8x16.{src}"
     nregs = 2 * n if shape == "m16n16" else n
     ins = f"ldmatrix.sync.aligned.{shape}.x{n}{trans}{space}{elem}"
-    ptx = LOAD.format(arch=arch, ins=ins, regs=",".join(f"%a{k}" for k in range(nregs)),
-                      addr="%sb" if space else "%ga")
+    check_load(LOAD.format(arch=arch, ins=ins, regs=",".join(f"%a{k}" for k in range(nregs)),
+                           addr="%sb" if space else "%ga", guard="", limit=32),
+               arch, shape, n, src, nregs, True)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_guarded_ldmatrix(on):
+    """`@p ldmatrix` with p the same in the whole warp: all loaded, or the registers kept."""
+    ins = "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64"
+    check_load(LOAD.format(arch="sm_100a", ins=ins, regs="%a0,%a1,%a2,%a3", addr="%sb",
+                           guard="@%p ", limit=32 if on else 0),
+               "sm_100a", "m16n16", 2, "b4x16_p64", 4, on)
+
+
+def check_load(ptx, arch, shape, n, src, nregs, on):
     ours, theirs = _compile_both(ptx, arch)
     x = np.random.default_rng(n * 7 + len(src or "")).integers(0, 2**32, (32, 4), dtype=np.uint64).astype(np.uint32)
     want = load_model(x.view(np.uint8).reshape(32, 16), shape, n, src)
     want[:, nregs:] = 0
+    if not on:
+        want[:] = 0
     for name, cubin in (("ours", ours), ("ptxas", theirs)):
         out = np.zeros(128, np.uint32)
         res = run(cubin, "k", 1, 32, [out, x.reshape(-1).copy()], hazard_check=name == "ours")
