@@ -693,39 +693,80 @@ def op_arrives(w, s, active, mask):
         _store(w, "shared", addrs, np.frombuffer(new.to_bytes(8, "little"), np.uint8)[None, :], lanes)
 
 
+# Packed sources of `LDSM.U6x16P32TO8/U4x16P64TO8` (ldmatrix `.b8x16.b6x16_p32/.b4x16_p64`):
+# a 16-byte row holds 16 unsigned 6-/4-bit elements, element e at bits [w*e, w*e+w) of the
+# row read little-endian, then 32/64 bits of padding (PTX ISA "ldmatrix"); each becomes a
+# byte with the element in its low bits (the manual says only that the byte has 2/4 bits of
+# padding: where is not said, nor checked on an sm_100/120 GPU; one place to change).
+LDSM_PACKED_BITS = {"U6x16P32TO8": 6, "U4x16P64TO8": 4}
+LDSM_UNPACKED_SHIFT = 0
+
+
+def ldsm_unpack(rows: np.ndarray, fmt: str) -> np.ndarray:
+    """(k, 16) row bytes as LDSM format `fmt` reads them: unchanged for .16/.8, else the
+    16 packed elements of each row as 16 bytes."""
+    width = LDSM_PACKED_BITS.get(fmt)
+    if width is None:
+        return rows
+    bits = np.unpackbits(rows, axis=1, bitorder="little")[:, :16 * width]
+    elems = bits.reshape(len(rows), 16, width)
+    vals = (elems.astype(np.uint32) << np.arange(width, dtype=np.uint32)).sum(axis=2)
+    return (vals << LDSM_UNPACKED_SHIFT).astype(np.uint8)
+
+
+def _rows(w, addrs, lanes: range) -> np.ndarray:
+    """The 16-byte rows at the given lanes' addresses: in one load when none of them faults
+    (else lane by lane, to report the first faulting row as it is reached)."""
+    first = addrs[lanes.start:lanes.stop]
+    if not np.count_nonzero(first & U64(15)) and int(first.max()) + 16 <= w.m.shared_bytes:
+        return w.shared.load(np.arange(len(first)), first, 16)
+    rows = np.zeros((len(first), 16), dtype=np.uint8)
+    for r, src_lane in enumerate(lanes):
+        sel = np.zeros(32, bool)
+        sel[src_lane] = True
+        rows[r] = _load(w, "shared", addrs, 16, sel)[0]
+    return rows
+
+
 @semantics("LDSM")
 def op_ldsm(w, s, active, mask):
-    """ldmatrix: lanes 8i..8i+7 give the row addresses of 8x8 matrix i (16-bit elements);
-    lane t receives row t/4, elements 2(t%4), 2(t%4)+1 of each matrix (transposed with .MT88:
-    column t/4, rows 2(t%4) and 2(t%4)+1)."""
+    """ldmatrix. `.16.M88/MT88`: lanes 8i..8i+7 give the row addresses of 8x8 matrix i
+    (16-bit elements); lane t receives row t/4, elements 2(t%4), 2(t%4)+1 of each matrix
+    (transposed with .MT88: column t/4, rows 2(t%4) and 2(t%4)+1). `.M816` (8x16 bytes,
+    packed sources unpacked first): likewise at byte level, lane t gets row t/4, bytes
+    4(t%4)..+3. `.MT1616` (16x16 bytes, two registers a matrix): lanes 16i..16i+15 give the
+    rows of matrix i, and lane t's register 2i+h holds bytes t/4 + 8h of rows 4(t%4)..+3
+    (the manual's "4 consecutive columns across 2 rows" of the transpose; the byte order as
+    CUTLASS's SM100_U8x8_LDSM_T layout publishes it)."""
     if not np.any(mask):
         return      # guarded off (`@!P0 LDSM` with P0 set): no row address is read
     ins = s.ins
     d, mem = ins.operands
     mods = ins.modifiers
     count = 4 if "4" in mods else 2 if "2" in mods else 1
-    trans = "MT88" in mods
+    fmt = mods[0] if mods else "16"
     addrs = address(w, mem, False)
     lanes = np.arange(32)
     out = []
-    # the 8 * count row addresses in one load when none of them faults (else lane by lane,
-    # to report the first faulting row as it is reached)
-    rows_all = None
-    first = addrs[:8 * count]
-    if not np.count_nonzero(first & U64(15)) and int(first.max()) + 16 <= w.m.shared_bytes:
-        rows_all = w.shared.load(np.arange(8 * count), first, 16)
+    if "MT1616" in mods:
+        for i in range(count):
+            rows = ldsm_unpack(_rows(w, addrs, range(16 * i, 16 * i + 16)), fmt)
+            for h in range(2):
+                col = lanes // 4 + 8 * h
+                word = np.zeros(32, U32)
+                for k in range(4):
+                    word |= rows[4 * (lanes % 4) + k, col].astype(U32) << U32(8 * k)
+                out.append(word)
+        w.wn(d, out, mask)
+        return
+    rows_all = _rows(w, addrs, range(8 * count))
     for i in range(count):
-        if rows_all is not None:
-            rows = rows_all[8 * i:8 * i + 8]
-        else:
-            rows = np.zeros((8, 16), dtype=np.uint8)
-            for r in range(8):
-                src_lane = 8 * i + r
-                sel = np.zeros(32, bool)
-                sel[src_lane] = True
-                rows[r] = _load(w, "shared", addrs, 16, sel)[0]
+        rows = ldsm_unpack(rows_all[8 * i:8 * i + 8], fmt)
+        if "M816" in mods:
+            out.append(np.ascontiguousarray(rows).view(U32)[lanes // 4, lanes % 4].astype(U32))
+            continue
         elems = rows.view(np.uint16).reshape(8, 8)
-        if trans:
+        if "MT88" in mods:
             elems = elems.T
         lo = elems[lanes // 4, 2 * (lanes % 4)].astype(U32)
         hi = elems[lanes // 4, 2 * (lanes % 4) + 1].astype(U32)
@@ -737,7 +778,10 @@ def op_ldsm(w, s, active, mask):
 def op_stsm(w, s, active, mask):
     """stmatrix, LDSM's inverse: lane t holds, in its register i, row t/4, elements
     2(t%4) and 2(t%4)+1 of 8x8 matrix i (16-bit elements; .MT88: those of its transpose),
-    and lanes 8i..8i+7 give the addresses of matrix i's rows."""
+    and lanes 8i..8i+7 give the addresses of matrix i's rows. `.8.MT168`: a 16x8 matrix M
+    of bytes in the mma accumulator layout (lane t's register i, byte k: M[t/4 + 8(k/2)]
+    [2(t%4) + k%2]) stored transposed: row c of 16 bytes at lane 8i+c's address holds
+    column c of M (as CUTLASS's SM100_U8x4_STSM_T layout publishes it)."""
     if not np.any(mask):
         return
     ins = s.ins
@@ -749,15 +793,22 @@ def op_stsm(w, s, active, mask):
     lanes = np.arange(32)
     for i in range(count):
         words = np.broadcast_to(w.r(reg(src.file, src.index + i)), (w.width,)).astype(U32)
-        elems = np.zeros((8, 8), np.uint16)
-        elems[lanes // 4, 2 * (lanes % 4)] = words & U32(0xFFFF)
-        elems[lanes // 4, 2 * (lanes % 4) + 1] = words >> U32(16)
-        if trans:
-            elems = elems.T
+        if "MT168" in mods:
+            rows = np.zeros((8, 16), np.uint8)       # rows[c, r] = M[r, c]
+            for k in range(4):
+                rows[2 * (lanes % 4) + k % 2, lanes // 4 + 8 * (k // 2)] = \
+                    (words >> U32(8 * k)) & U32(0xFF)
+        else:
+            elems = np.zeros((8, 8), np.uint16)
+            elems[lanes // 4, 2 * (lanes % 4)] = words & U32(0xFFFF)
+            elems[lanes // 4, 2 * (lanes % 4) + 1] = words >> U32(16)
+            if trans:
+                elems = elems.T
+            rows = np.ascontiguousarray(elems).view(np.uint8).reshape(8, 16)
         for r in range(8):
             sel = np.zeros(32, bool)
             sel[8 * i + r] = True
-            _store(w, "shared", addrs, np.ascontiguousarray(elems[r]).view(np.uint8)[None, :], sel)
+            _store(w, "shared", addrs, np.ascontiguousarray(rows[r])[None, :], sel)
 
 
 @semantics("QSPC")

@@ -79,7 +79,8 @@ SPARSE_MMA = {
     ("IMMA", "16864", None): (4, 4, 4, 4),
 }
 
-# ldmatrix: the count of 8x8 matrices is the destination's width.
+# ldmatrix: the count of matrices is the destination's width (twice that for the 16x16
+# matrices of 8-bit elements, `.MT1616`: two registers each).
 LDSM_COUNT = {"2": 2, "4": 4}
 
 
@@ -127,7 +128,8 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         for pos, width in enumerate(widths or ()):
             at(pos, width)
     elif ins.opcode == "LDSM":
-        at(0, max((LDSM_COUNT[m] for m in mods if m in LDSM_COUNT), default=1))
+        at(0, max((LDSM_COUNT[m] for m in mods if m in LDSM_COUNT), default=1)
+           * (2 if "MT1616" in mods else 1))
     if "WIDE" in mods:       # IMAD.WIDE / UIMAD.WIDE: the 64-bit result (the first
         # register) and addend (the last operand before any carry-in predicate)
         regs = [i for i, op in enumerate(ops) if isinstance(op, Reg) and op.file in ("R", "UR")]

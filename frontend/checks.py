@@ -640,6 +640,13 @@ class Checker:
                 if sink_source is None:
                     return
                 break
+        if op in ("ldmatrix", "stmatrix"):
+            from ptx2sass.frontend import matrix_checks
+            vectors = [len(o.elements) for o in ins.operands if type(o) is ast.VectorOperand]
+            if self.reported(matrix_checks.problems(op, ins.modifiers, self.target_name,
+                                                    self.target_sm, (vectors or [None])[0]),
+                             ins, scope):
+                return
         self.check_features(ins)
         if op == "st" and ".bulk" in ins.modifiers:
             self.check_st_bulk(ins, scope)

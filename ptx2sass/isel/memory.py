@@ -1039,12 +1039,16 @@ class MemorySelection:
         return both
 
     def sel_ldmatrix(self, ins):
-        """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers
-        (a generic address is first made a shared one, as ptxas does)."""
-        mods = ins.modifiers
-        count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
-        if count is None or "m8n8" not in mods or ins.type != "b16" or len(ins.dests) != count:
-            raise self.unsupported(f"`ldmatrix.{'.'.join(mods)}.{ins.type}`")
+        """`ldmatrix.m8n8.x{1,2,4}[.trans].b16`: LDSM.16.M88/MT88 into consecutive registers;
+        the sm_100a/120a forms of 8-bit tiles, `.m16n16.x{1,2}.trans.b8` (LDSM.8.MT1616, two
+        registers a matrix) and the packed 6-/4-bit ones unpacked to bytes,
+        `.m8n16.x{1,2,4}.b8x16.{b6x16_p32,b4x16_p64}` (LDSM.U6x16P32TO8/U4x16P64TO8.M816) and
+        `.m16n16.x{1,2}.trans.b8x16.…` (….MT1616), as ptxas writes them (a generic address is
+        first made a shared one, as ptxas does)."""
+        form = ldsm_form(ins)
+        if form is None or len(ins.dests) != form[1]:
+            raise self.unsupported(f"`ldmatrix.{'.'.join(ins.modifiers)}.{ins.type}`")
+        mods, nregs = form
         space = ins.space or "generic"
         if space == "generic":
             addr = ins.srcs[0]
@@ -1062,14 +1066,13 @@ class MemorySelection:
             mem = self.address(ins.srcs[0], "shared")
         else:
             raise self.unsupported(f"`ldmatrix.{space}`")
-        t = self.mf.new_vreg("R", count)
+        t = self.mf.new_vreg("R", nregs)
         if self.guard is not None:
             self.emit(IMPLICIT_DEF, (), [VOp(t)], guarded=False)
-        shape = "MT88" if "trans" in mods else "M88"
-        self.emit("LDSM", ("16", shape) + ((str(count),) if count > 1 else ()), [VOp(t), mem])
+        self.emit("LDSM", mods, [VOp(t), mem])
         self.note_wide(ins, t, ())
         for k, d in enumerate(ins.dests):
-            self.copy_reg(VOp(self.vreg(d)), VOp(t, k if count > 1 else None))
+            self.copy_reg(VOp(self.vreg(d)), VOp(t, k if nregs > 1 else None))
 
     def sel_mapa(self, ins):
         """`mapa[.shared::cluster].{u32,u64} d, a, rank` (sm_90): the address's CTA-rank byte
@@ -1094,11 +1097,15 @@ class MemorySelection:
 
     def sel_stmatrix(self, ins):
         """`stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16` (sm_90): STSM.16.M88/MT88 of
-        consecutive registers, at a shared address (a generic one's low word, as ptxas)."""
+        consecutive registers; `.m16n8.x{1,2,4}.trans.b8` (sm_100a/120a): STSM.8.MT168, one
+        register a matrix; at a shared address (a generic one's low word, as ptxas)."""
         mods = ins.modifiers
         count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
-        if not self.arch.cluster_shared_addresses or count is None or "m8n8" not in mods \
-                or ins.type != "b16" or len(ins.srcs) != count + 1:
+        shape = ("16", "MT88" if "trans" in mods else "M88") if "m8n8" in mods \
+            and ins.type == "b16" else ("8", "MT168") if "m16n8" in mods and "trans" in mods \
+            and ins.type == "b8" else None
+        if not self.arch.cluster_shared_addresses or count is None or shape is None \
+                or len(ins.srcs) != count + 1:
             raise self.unsupported(f"`stmatrix.{'.'.join(mods)}.{ins.type}`")
         addr = ins.srcs[0]
         space = ins.space or "generic"
@@ -1112,8 +1119,7 @@ class MemorySelection:
         else:
             raise self.unsupported(f"`stmatrix.{space}`")
         data = self.gather(ins.srcs[1:])
-        shape = "MT88" if "trans" in mods else "M88"
-        self.emit("STSM", ("16", shape) + ((str(count),) if count > 1 else ()), [mem, data],
+        self.emit("STSM", shape + ((str(count),) if count > 1 else ()), [mem, data],
                   ndefs=0, widths={1: count} if count > 1 else None)
 
     def sel_cvta(self, ins):
@@ -2145,3 +2151,30 @@ class MemorySelection:
         self.emit("MOV", (), [self.dst(ins.dests[0]), self.ELECT_UR])
         if per_lane:
             self.emit("WARPSYNC", (), [came], ndefs=0)
+
+
+# ldmatrix's element formats: LDSM's first modifier (the packed sources unpack to bytes)
+LDSM_FORMATS = {"b16": "16", "b8": "8", "b6x16_p32": "U6x16P32TO8", "b4x16_p64": "U4x16P64TO8"}
+
+
+def ldsm_form(ins):
+    """(format, shape[, count]) modifiers of the LDSM an `ldmatrix` is, and its register count
+    (`.m16n16` matrices take two registers each); None for a combination it has none of."""
+    mods = ins.modifiers
+    count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
+    packed = [m for m in mods if m in ("b6x16_p32", "b4x16_p64")]
+    if count is None or len(packed) > 1 or bool(packed) != ("b8x16" in mods):
+        return None
+    elem = packed[0] if packed else ins.type
+    trans = "trans" in mods
+    if "m8n8" in mods and elem == "b16":
+        shape, nregs = ("MT88" if trans else "M88"), count
+    elif "m16n16" in mods and trans and elem != "b16" and count in (1, 2):
+        shape, nregs = "MT1616", 2 * count
+    elif "m8n16" in mods and packed and not trans:
+        shape, nregs = "M816", count
+    else:
+        return None
+    if elem not in LDSM_FORMATS:
+        return None
+    return (LDSM_FORMATS[elem], shape) + ((str(count),) if count > 1 else ()), nregs
