@@ -285,8 +285,16 @@ def test_ld_reduce_fp8_as_ptxas(arch, spelling, bits, n):
     _check_ld_reduce(arch, spelling, bits, n)
 
 
-def _check_ld_reduce(arch, spelling, bits, n):
-    ptx = _ld_reduce_ptx(arch, spelling, bits, n)
+@pytest.mark.parametrize("arch", ["sm_100f", "sm_103a", "sm_110a", "sm_121a"])
+@pytest.mark.parametrize("spelling,bits,n", LD_REDUCE_FP8[::2], ids=[f[0] for f in LD_REDUCE_FP8[::2]])
+def test_ld_reduce_fp8_other_targets(arch, spelling, bits, n):
+    """The other targets ptxas takes fp8 multimem on (PTX 9.0: sm_110a's and sm_121a's
+    first): the same LDGMC forms (blackwell table's sm_100/sm_120 ones)."""
+    _check_ld_reduce(arch, spelling, bits, n, (9, 0))
+
+
+def _check_ld_reduce(arch, spelling, bits, n, version=(8, 8)):
+    ptx = _ld_reduce_ptx(arch, spelling, bits, n).replace(".version 8.8", ".version %d.%d" % version)
     theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(ptx, arch)
