@@ -853,14 +853,17 @@ def generic_windows(addr: np.ndarray, rank_here=U64(0)):
 
 
 _LDGMC_BYTES = {"32": 4, "S32": 4, "F32": 4, "F16x2": 4, "BF16x2": 4, "64": 8, "S64": 8, "F64": 8,
-                "F32x2": 8, "F16x4": 8, "BF16x4": 8, "F32x4": 16, "F16x8": 16, "BF16x8": 16}
+                "F32x2": 8, "F16x4": 8, "BF16x4": 8, "F32x4": 16, "F16x8": 16, "BF16x8": 16,
+                # fp8 lanes (sm_100+ a/f targets; `.HPADD` their `.acc::f16` add)
+                "E4M3x4": 4, "E5M2x4": 4, "E4M3x8": 8, "E5M2x8": 8, "E4M3x16": 16, "E5M2x16": 16}
 
 
 @semantics("LDGMC", vector=True)
 def op_ldgmc(w, s, active, mask):
     """LDGMC (multimem.ld_reduce): the reduction over every member's copy of a multimem
     address. One emulated GPU holds one copy (emu/memory.py), and a reduction over one value
-    is that value (an .F32ADD/.HPADD half add accumulates it in f32 and rounds back: exact),
+    is that value (an .F32ADD/.HPADD half add accumulates it in f32 and rounds back, an fp8
+    .HPADD in f16: exact),
     so this is the global load of the access's width."""
     ins = s.ins
     d, mem = ins.operands[0], ins.operands[1]

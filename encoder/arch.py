@@ -341,6 +341,9 @@ class Target:
     # LDGMC's operation for multimem.ld_reduce.add.acc::f32 of half types (ptxas 13.5's
     # spelling: `LDGMC.E.F32ADD.BF16x2` on sm_90, `.HPADD.` on sm_100)
     multimem_f32_accumulate: str = "F32ADD"
+    # ... and for multimem.ld_reduce.add.acc::f16 of fp8 types (sm_100+ a/f targets only:
+    # ptxas 13.5 writes `LDGMC.E.HPADD.E4M3x16.RN` on sm_100a/sm_120a)
+    multimem_f16_accumulate: str = "HPADD"
     minmax_type_shown: bool = False
     # VIMNMX names two predicate outputs (`VIMNMX R0, PT, PT, R0, R4, PT`: sm_100)
     minmax_predicate_outputs: bool = False

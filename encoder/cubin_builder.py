@@ -242,6 +242,9 @@ def compat_section(info, isa_class: int) -> bytes:
 # AT_ENTRY_FRAGMENT_TMEM_CTA1_V2), and the 32-byte partition of the reserved shared words
 # holding the allocation bitmaps (isel/tcgen05.py), after them
 AT_ENTRY_FRAGMENT_TMEM_CTA1_V2 = 6
+# ... and for a kernel of the CTA pair's (`.cta_group::2`: ptxas 13.5 writes 7; a kernel
+# never holds both groups: "uses single CTA ... and CTA pair ... not allowed")
+AT_ENTRY_FRAGMENT_TMEM_CTA2 = 7
 TMEM_PARTITION = "__nv_reservedSMEM_tcgen05_partition"
 TMEM_PARTITION_BYTES = 0x20
 
@@ -281,7 +284,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     if k.grid_attributes:
         recs.append(NvInfoRecord.half("GRID_ATTRIBUTES", k.grid_attributes))
     if k.tmem_partition:
-        recs.append(NvInfoRecord.words("AT_ENTRY_FRAGMENTS", AT_ENTRY_FRAGMENT_TMEM_CTA1_V2))
+        recs.append(NvInfoRecord.words("AT_ENTRY_FRAGMENTS", AT_ENTRY_FRAGMENT_TMEM_CTA2
+                                       if 2 in k.tmem_cta_groups else AT_ENTRY_FRAGMENT_TMEM_CTA1_V2))
     if (info.gb10b_war_bytes and k.is_entry) or k.tmem_partition:    # (sm_110: not a `.func`'s, -c or -g)
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["RESERVED_SMEM_USED"], Fmt.NVAL, 0))
     for group in k.tmem_cta_groups:

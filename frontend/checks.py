@@ -764,7 +764,11 @@ class Checker:
                             self.resolve_names(operand, scope, self.labels)
                         return
                 if op == "multimem":
-                    problems = multimem.problems(ins.modifiers)
+                    # fp8 values: the register size is checked first (ptxas: a mismatch alone)
+                    fp8_fit = multimem.value_bits(ins.modifiers) is None \
+                        or self.multimem_values_fit(ins, scope)
+                    problems = multimem.problems(ins.modifiers, self.target_name, self.target_sm) \
+                        if fp8_fit else []
                     for problem in problems:
                         self.error(problem, ins)
                     if not problems and not self.multimem_values_fit(ins, scope):
@@ -1011,8 +1015,9 @@ class Checker:
         of the instruction's element type, by the exact-size rules (ptxas: 'Arguments
         mismatch' for a .b64 register of a .u32 store, an .f32 one of a .u32 reduction)."""
         ty = multimem.element_type(ins.modifiers)
+        bits = multimem.value_bits(ins.modifiers)
         index = 0 if ins.modifiers[:1] == (".ld_reduce",) else 1
-        if ty is None or len(ins.operands) != 2:
+        if ty is None and bits is None or len(ins.operands) != 2:
             return True
         value = ins.operands[index]
         names = value.elements if type(value) is ast.VectorOperand else [value]
@@ -1020,6 +1025,11 @@ class Checker:
             if type(name) is not ast.Name:
                 continue
             sym = self.lookup(name, scope)
+            if bits is not None:       # fp8 lanes: any register of exactly their bits
+                if sym is not None and sym.kind == "reg" and sym.type \
+                        and isa.TYPE_BITS.get(sym.type) != bits:
+                    return False
+                continue
             if sym is not None and sym.kind == "reg" and sym.type \
                     and not type_compatible(ty, sym.type, False):
                 return False

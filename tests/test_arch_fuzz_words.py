@@ -133,7 +133,8 @@ FILES = (("sm_89", "campaign31_sm89.words"), ("sm_100", "campaign31_sm100.words"
          ("sm_100", "utcmma_sm100.words"), ("sm_100", "utcmma_block_scale_sm100.words"),
          ("sm_120", "campaign24_mufu_f16_imm_sm121.words"), ("sm_121", "campaign24_mufu_f16_imm_sm121.words"),
          ("sm_100", "soundness29_sm100.words"), ("sm_103", "soundness29_sm100.words"),
-         ("sm_100", "soundness29b_sm100.words"), ("sm_103", "soundness29b_sm100.words"))
+         ("sm_100", "soundness29b_sm100.words"), ("sm_103", "soundness29b_sm100.words"),
+         ("sm_100", "multimem_ld_reduce_fp8_sm100.words"), ("sm_120", "multimem_ld_reduce_fp8_sm120.words"))
 
 
 def _words():

@@ -153,6 +153,31 @@ REFUSALS = [
     ("sm_90", "8.8", "multimem.red.global.inc.u32 [%rd1], %r1;"),
     ("sm_90", "8.8", "multimem.red.global.or.s32 [%rd1], %r1;"),
     ("sm_90", "8.8", "multimem.red.global.add.b32 [%rd1], %r1;"),
+    # fp8 lanes (sm_100+ a/f targets; ptxas 13.5's words, order included)
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.acc::f32.e4m3x4 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.min.acc::f32.e4m3x4 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.min.acc::f16.e5m2x4 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.acc::f16.f16x2 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.min.acc::f16.f16x2 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.acc::f16.u32 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.acc::f32.f32 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.acc::f32.acc::f16.e4m3x4 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.and.e4m3x4 %r1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.e4m3x2 %h1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.e4m3 %h1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.add.e4m3x4 %h1, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.ld_reduce.global.min.acc::f16.v8.e4m3x4 {%r1,%r2,%r3,%r1,%r2,%r3,%r1,%r2}, [%rd1];"),
+    ("sm_100a", "8.8", "multimem.red.global.add.e4m3x4 [%rd1], %r1;"),
+    ("sm_100a", "8.8", "multimem.red.global.add.v2.e5m2x2 [%rd1], {%h1, %h2};"),
+    ("sm_100a", "8.8", "multimem.st.global.e5m2x2 [%rd1], %h1;"),
+    ("sm_100a", "8.8", "multimem.st.global.v2.e4m3x2 [%rd1], {%r1, %r2};"),
+    ("sm_100a", "8.8", "multimem.st.global.v8.e4m3x4 [%rd1], {%r1,%r2,%r3,%r1,%r2,%r3,%r1,%r2};"),
+    ("sm_120a", "8.8", "multimem.ld_reduce.global.min.acc::f16.e4m3x2 %h1, [%rd1];"),
+    ("sm_100", "8.8", "multimem.ld_reduce.global.add.acc::f16.e4m3x4 %r1, [%rd1];"),
+    ("sm_100", "8.8", "multimem.ld_reduce.global.min.acc::f16.v2.e4m3x2 {%h1, %h2}, [%rd1];"),
+    ("sm_90a", "8.8", "multimem.st.release.sys.global.v4.e4m3x4 [%rd1], {%r1,%r2,%r3,%r1};"),
+    ("sm_90a", "8.8", "multimem.ld_reduce.global.add.acc::f16.v8.e4m3x4 {%r1,%r2,%r3,%r1,%r2,%r3,%r1,%r2}, [%rd1];"),
+    ("sm_120f", "8.8", "multimem.ld_reduce.global.max.v2.e4m3x4 {%r1, %r2}, [%rd1];"),
 ]
 
 
@@ -236,7 +261,40 @@ def _ldgmc(cubin):
 def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
     """One LDGMC as ptxas's (op, type, .RN, .STRONG.SYS; `.acquire`: CCTL.IVALL); in one
     emulated GPU the reduction is over the one local copy: out = mem, NaNs and all."""
-    ptx = _ld_reduce_ptx(arch, spelling, bits, n)
+    _check_ld_reduce(arch, spelling, bits, n)
+
+
+# fp8 lanes (PTX 8.6, sm_100+ a/f targets; an internal KeyError before): `.e4m3x4` is a .b32
+# of four lanes, `.e4m3x2` a .b16 of two; LDGMC.E.<op>.E4M3x<lanes of the whole access>.RN,
+# the `.acc::f16` add HPADD (ptxas 13.5.37 on sm_100a and sm_120a alike)
+LD_REDUCE_FP8 = [
+    ("multimem.ld_reduce.global.add.acc::f16.v4.e4m3x4", 32, 4),
+    ("multimem.ld_reduce.relaxed.sys.global.min.e5m2x4", 32, 1),
+    ("multimem.ld_reduce.global.add.v2.e5m2x2", 16, 2),
+    ("multimem.ld_reduce.global.max.v4.e4m3x2", 16, 4),
+    ("multimem.ld_reduce.acquire.gpu.global.add.v2.e4m3x4", 32, 2),
+    ("multimem.ld_reduce.global.add.acc::f16.v8.e5m2x2", 16, 8),
+    ("multimem.ld_reduce.weak.global.max.v2.e5m2x4", 32, 2),
+    ("multimem.ld_reduce.global.add.acc::f16.e4m3x4", 32, 1),
+]
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_120a"])
+@pytest.mark.parametrize("spelling,bits,n", LD_REDUCE_FP8, ids=[f[0] for f in LD_REDUCE_FP8])
+def test_ld_reduce_fp8_as_ptxas(arch, spelling, bits, n):
+    _check_ld_reduce(arch, spelling, bits, n)
+
+
+@pytest.mark.parametrize("arch", ["sm_100f", "sm_103a", "sm_110a", "sm_121a"])
+@pytest.mark.parametrize("spelling,bits,n", LD_REDUCE_FP8[::2], ids=[f[0] for f in LD_REDUCE_FP8[::2]])
+def test_ld_reduce_fp8_other_targets(arch, spelling, bits, n):
+    """The other targets ptxas takes fp8 multimem on (PTX 9.0: sm_110a's and sm_121a's
+    first): the same LDGMC forms (blackwell table's sm_100/sm_120 ones)."""
+    _check_ld_reduce(arch, spelling, bits, n, (9, 0))
+
+
+def _check_ld_reduce(arch, spelling, bits, n, version=(8, 8)):
+    ptx = _ld_reduce_ptx(arch, spelling, bits, n).replace(".version 8.8", ".version %d.%d" % version)
     theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(ptx, arch)
@@ -248,6 +306,52 @@ def test_ld_reduce_equals_numpy(arch, spelling, bits, n):
         assert not res.hazards, (name, res.hazards)
         np.testing.assert_array_equal(out, mem, err_msg=name)
     assert _ldgmc(ours) == _ldgmc(theirs.output)
+    assert _grid_records(ours) == _grid_records(theirs.output)
+
+
+# multimem.st of fp8 lanes: ptxas's plain STG of the same bits (order and scope as st's)
+ST_FP8 = [
+    ("multimem.st.release.sys.global.v4.e4m3x4", 32, 4),
+    ("multimem.st.global.e5m2x4", 32, 1),
+    ("multimem.st.relaxed.gpu.global.v2.e5m2x2", 16, 2),
+    ("multimem.st.weak.global.v4.e4m3x2", 16, 4),
+    ("multimem.st.relaxed.cta.global.v2.e4m3x4", 32, 2),
+]
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_120a"])
+@pytest.mark.parametrize("spelling,bits,n", ST_FP8, ids=[f[0] for f in ST_FP8])
+def test_st_fp8_as_ptxas(arch, spelling, bits, n):
+    """Thread t stores its `in` values to slot t of `mem`: mem = in, in ours and in ptxas's
+    cubin; the store instructions ours = ptxas's."""
+    regs = ", ".join(f"%v{k}" for k in range(n))
+    ops = f"{{{regs}}}" if n > 1 else regs
+    vec = f".v{n}" if n > 1 else ""
+    size = n * bits // 8
+    ptx = f""".version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 mem, .param .u64 in)
+{{
+.reg .b{bits} {regs};
+{_per_thread("ri", "in", size)}
+add.s64 %rm, %rm, %g;
+ld.global{vec}.b{bits} {ops}, [%ri];
+{spelling} [%rm], {ops};
+ret;
+}}
+"""
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch)
+    data = np.random.default_rng(n * bits).integers(0, 2 ** 32, THREADS * size // 4, dtype=np.uint32)
+    for name, cubin in (("ours", ours), ("ptxas", theirs.output)):
+        mem = np.zeros_like(data)
+        res = run(cubin, "k", 1, THREADS, [mem, data.copy()], hazard_check=True)
+        assert not res.hazards, (name, res.hazards)
+        np.testing.assert_array_equal(mem, data, err_msg=name)
+    strip = lambda ops: [re.sub(r"R\d+|UR\d+", "R", o) for o in ops]  # noqa: E731
+    assert strip(_memory_ops(ours)) == strip(_memory_ops(theirs.output))
     assert _grid_records(ours) == _grid_records(theirs.output)
 
 

@@ -752,3 +752,50 @@ def test_two_kernels_one_allocating():
                      {n: v for n, v in symbols.items() if "reserved" in n.lower()}, records))
     assert seen[0] == seen[1]
     assert seen[1][1]["__nv_reservedSMEM_tcgen05_partition"] == (0x40, 0x20)
+
+
+# the CTA pair's relinquish_alloc_permit / dealloc (were "not supported yet"); its alloc is
+# a handshake between the pair's two CTAs (mbarrier waits, a store into the peer's shared
+# memory) and is still refused. (`word`: user shared data, so that the emulator's launch has
+# the reserved shared words below it; a kernel with none gets no shared memory there)
+PAIR_FREE = HEAD + """  .reg .b32 r<3>;
+  .reg .b64 rd<2>;
+  .shared .align 4 .b32 word;
+  ld.param.u64 rd1, [out];
+  ld.global.u32 r1, [rd1];
+  st.shared.u32 [word], r1;
+  tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
+  tcgen05.dealloc.cta_group::2.sync.aligned.b32 r1, 64;
+  ret;
+}
+"""
+
+
+def _code_text(cubin: bytes) -> list[str]:
+    return [re.sub(r"/\*[0-9a-f]+\*/", "", line.split(";")[0]).strip()
+            for line in oracle.cuobjdump_sass(cubin).splitlines() if "/*" in line and ";" in line]
+
+
+def test_pair_relinquish_and_dealloc_are_ptxas():
+    """ptxas 13.5 writes `.cta_group::1`'s code for them (the same SASS text; also on
+    sm_100f/103a/110a, probed); ours: ptxas's tensor-memory instructions and records
+    (AT_ENTRY_FRAGMENTS 7, not ::1's 6; TCGEN05_2CTA_USED), and freeing columns never
+    allocated traps in both cubins, as with ::1."""
+    theirs, ours = _ptxas(PAIR_FREE), _ours(PAIR_FREE)
+    assert _code_text(theirs) == _code_text(_ptxas(PAIR_FREE.replace("cta_group::2", "cta_group::1")))
+    assert _unit_instructions(ours) == _unit_instructions(theirs)
+    keys = ("AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED", "TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED",
+            "VRC_CTA_INIT_COUNT")
+    want = {k: v for k, v in _records(theirs).items() if k in keys}
+    assert want["AT_ENTRY_FRAGMENTS"] == (7).to_bytes(4, "little") and "TCGEN05_2CTA_USED" in want
+    assert {k: v for k, v in _records(ours).items() if k in keys} == want
+    for cubin in (theirs, ours):
+        with pytest.raises(EmuFault, match="BPT.TRAP"):
+            run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros(4, np.uint32)])
+
+
+def test_pair_alloc_is_a_named_refusal():
+    with pytest.raises(CompileError, match="not supported yet"):
+        _ours(PAIR_FREE.replace("ld.global.u32 r1, [rd1];", "cvt.u32.u64 r1, rd1;").replace(
+            "tcgen05.relinquish_alloc_permit", "tcgen05.alloc.cta_group::2.sync.aligned.b32 [r1], 64;\n"
+            "  tcgen05.relinquish_alloc_permit"))

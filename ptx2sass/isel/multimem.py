@@ -2,8 +2,9 @@
 sm_100: `LDGMC.E.<op>.<type>[.RN].STRONG.SYS d, [R.64+URZ+imm]`, or `[RZ.U32+URx+imm]` where
 the address is a kernel parameter's pointer (its ULDC.64 pair), whatever the order and
 scope (`.acquire`: a CCTL.IVALL after it). The type is the access's (`32`/`S32`/`64`/`S64`,
-`F32`, `F64`, `F32x2/x4`, `F16x2/x4/x8`, `BF16x*` by the lanes of the whole vector); a half
-type's `.acc::f32` add is the Target's `multimem_f32_accumulate`. multimem.st/red never
+`F32`, `F64`, `F32x2/x4`, `F16x2/x4/x8`, `BF16x*`, `E4M3x4..x16`, `E5M2x*` by the lanes of the
+whole vector); a half type's `.acc::f32` add is the Target's `multimem_f32_accumulate`, an
+fp8 type's `.acc::f16` add its `multimem_f16_accumulate`. multimem.st/red never
 get here (frontend/multimem.py makes them st/red)."""
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ _INTEGER = {"u32": "32", "b32": "32", "s32": "S32", "u64": "64", "b64": "64", "s
 _RZ_U32 = Reg("R", 255, suffix=("U32",))
 # a float type: (lane name, lane bits, bits of one PTX register of the type)
 _FLOAT = {"f16x2": ("F16", 16, 32), "bf16x2": ("BF16", 16, 32), "f32": ("F32", 32, 32),
-          "f16": ("F16", 16, 16), "bf16": ("BF16", 16, 16)}
+          "f16": ("F16", 16, 16), "bf16": ("BF16", 16, 16),
+          # fp8 (sm_100+ a/f targets): `.e4m3x4` a word of four lanes, `.e4m3x2` half a word
+          "e4m3x4": ("E4M3", 8, 32), "e5m2x4": ("E5M2", 8, 32),
+          "e4m3x2": ("E4M3", 8, 16), "e5m2x2": ("E5M2", 8, 16)}
 
 
 class MultimemSelection:
@@ -25,7 +29,9 @@ class MultimemSelection:
         mods = ins.modifiers
         if not mods or mods[0] != "ld_reduce":
             raise self.unsupported(f"`multimem.{mods[0] if mods else ''}`")
-        ty, n = ins.type, len(ins.dests)
+        # the fp8 four-lane types are no PTX register type: they stay among the modifiers
+        ty = ins.type or next((m for m in mods if m in _FLOAT), None)
+        n = len(ins.dests)
         op = next(m for m in mods if m in ("add", "min", "max", "and", "or", "xor"))
         if ty in _INTEGER:
             kind, rounding, words = _INTEGER[ty], (), 2 if ty[1:] == "64" else 1
@@ -35,7 +41,8 @@ class MultimemSelection:
             lane, lane_bits, reg_bits = _FLOAT[ty]
             lanes = n * reg_bits // lane_bits
             kind, rounding, words = lane + ("" if lanes == 1 else f"x{lanes}"), ("RN",), n * reg_bits // 32
-        operation = self.arch.multimem_f32_accumulate if "acc::f32" in mods else op.upper()
+        operation = self.arch.multimem_f32_accumulate if "acc::f32" in mods else \
+            self.arch.multimem_f16_accumulate if "acc::f16" in mods else op.upper()
         mem = self.param_pointer_address(ins.srcs[0])
         if mem is not None:      # a parameter's pointer: the uniform pair, `[RZ.U32+URx+imm]`
             mem, widths = dataclasses.replace(mem, base=_RZ_U32), {1: 2}
