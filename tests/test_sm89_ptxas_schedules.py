@@ -1,6 +1,6 @@
 """ptxas's sm_89 (and sm_80) schedules that the hazard checker flagged before it learnt the fact
 each one shows: programs of the lead's fuzz campaigns 23 (sm_89, seeds 34000000-, held out) and
-26 (sm_80, seeds 37000000-, held out), peeled as a campaign does. ptxas's code is taken as hazard-free, so a hazard the checker finds in it is the
+26 (sm_80, seeds 37000000-, held out) and branch fuzz31's sm_89 run (seeds 42100000-, held out), peeled as a campaign does. ptxas's code is taken as hazard-free, so a hazard the checker finds in it is the
 checker's (or the latency table's) error.
 """
 from pathlib import Path
@@ -20,6 +20,7 @@ RULES = {
     "37003564": "CS2R -> SUST.64's data 4 (sm_80)",
     "38003358": "HSET2 -> SURED's data 4 (sm_86)",
     "38003908": "ERRBAR holds issue until an IMMA issued just before it has landed (sm_86; drains_fixed_results)",
+    "42100832": "CS2R -> F2F.F32.F64 4 (branch fuzz31's held-out sm_89 run, left open there)",
 }
 
 
