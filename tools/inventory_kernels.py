@@ -58,6 +58,12 @@ def _vector_count(form: Form) -> int:
     return 1
 
 
+def _accumulators(count: int) -> str:
+    """A braced vector of the `%acc` registers (declared where a line names one): wgmma's and
+    tcgen05's up to 128-register vectors, which `_Regs`'s 30 names a width would repeat."""
+    return "{" + ", ".join(f"%acc{j}" for j in range(count)) + "}"
+
+
 def operand_text(form: Form, op: Operand, regs: _Regs) -> str:
     k, ty = op.kind, op.type
     if k in ("d", "r", "a"):
@@ -96,13 +102,12 @@ def operand_text(form: Form, op: Operand, regs: _Regs) -> str:
         return "[surf0]"
     if k == "g":                    # a warpgroup accumulator: N/2 words of .m64nN, N/4 for f16
         n = int(re.search(r"\.m64n(\d+)k", form.spelling).group(1))
-        count = n // 4 if form.types and form.types[0] == ".f16" else n // 2
-        return "{" + ", ".join(f"%acc{j}" for j in range(count)) + "}"
+        return _accumulators(n // 4 if form.types and form.types[0] == ".f16" else n // 2)
     if k == "n":                    # tcgen05.ld/st: .xN times the shape's words a lane
         per = {".16x128b": 2, ".16x256b": 4}.get(next((m for m in form.modifiers if m in
                                                         (".16x128b", ".16x256b")), ""), 1)
-        count = per * int(next(m for m in form.modifiers if m[:2] == ".x" and m[2:].isdigit())[2:])
-        return "{" + ", ".join(f"%acc{j}" for j in range(count)) + "}"
+        return _accumulators(per * int(next(m for m in form.modifiers
+                                            if m[:2] == ".x" and m[2:].isdigit())[2:]))
     n = int(k[1:])
     if k[0] == "v":
         return "{" + ", ".join(regs.take(ty) for _ in range(n)) + "}"
