@@ -33,3 +33,20 @@ def assert_refused_as_ptxas(ptx: str, arch: str) -> None:
     theirs = oracle.ptxas(ptx, arch)
     assert not theirs.ok
     assert our_lines(ptx, arch) == diagnostic_lines(theirs.stderr)
+
+
+def one_instruction_module(version: str, target: str, decls: str, ins: str) -> str:
+    """A kernel of the one instruction `ins`, with `decls` besides `%f<4>` and `%rd<4>`
+    (`%rd1` holds its pointer parameter)."""
+    return f""".version {version}
+.target {target}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+.reg .f32 %f<4>; .reg .b64 %rd<4>;
+{decls}
+ld.param.u64 %rd1, [p];
+{ins}
+ret;
+}}
+"""

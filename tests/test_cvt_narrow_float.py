@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from codegen_harness import kernel
-from tests.ptxas_refusals import diagnostic_lines, our_lines
+from tests.ptxas_refusals import assert_refused_as_ptxas, one_instruction_module
 
 TARGETS = [("sm_100a", "8.7"), ("sm_120a", "8.7")]
 
@@ -265,31 +265,9 @@ REFUSALS = [   # (PTX version, target, declarations, instruction)
 ]
 
 
-def _module(version: str, target: str, decls: str, ins: str) -> str:
-    return f""".version {version}
-.target {target}
-.address_size 64
-.visible .entry k(.param .u64 p)
-{{
-.reg .f32 %f<4>; .reg .b64 %rd<4>;
-{decls}
-ld.param.u64 %rd1, [p];
-{ins}
-ret;
-}}
-"""
-
-
 @pytest.mark.parametrize("version,target,decls,ins", REFUSALS)
 def test_refused_as_ptxas(version, target, decls, ins):
-    from ptx2sass import oracle
-    src = _module(version, target, decls, ins)
-    try:
-        theirs = oracle.ptxas(src, target)
-    except oracle.OracleMissing:
-        pytest.skip("pinned ptxas not installed")
-    assert not theirs.ok
-    assert our_lines(src, target) == diagnostic_lines(theirs.stderr)
+    assert_refused_as_ptxas(one_instruction_module(version, target, decls, ins), target)
 
 
 ACCEPTED = [   # compiled by both, the same F2FP
@@ -307,8 +285,8 @@ def test_accepted_as_ptxas(version, target, decls, ins):
     from ptx2sass import codegen, oracle
     store = "st.global.b8 [%rd1], %b1;" if "%b1," in ins else \
         "st.global.b16 [%rd1], %h1;" if "%h1," in ins else "st.global.b32 [%rd1], %r1;"
-    src = _module(version, target, decls, "ld.global.f32 %f1, [%rd1]; ld.global.f32 %f2, [%rd1+4]; "
-                  "ld.global.b32 %r1, [%rd1+8];" * ("%r1;" in ins) + ins + store)
+    src = one_instruction_module(version, target, decls, "ld.global.f32 %f1, [%rd1]; ld.global.f32 %f2, [%rd1+4]; "
+                                 "ld.global.b32 %r1, [%rd1+8];" * ("%r1;" in ins) + ins + store)
     if "%r1;" not in ins:
         src = src.replace("ld.param.u64 %rd1, [p];", "ld.param.u64 %rd1, [p]; ld.global.f32 %f1, [%rd1]; "
                           "ld.global.f32 %f2, [%rd1+4]; ld.global.b16 %h1, [%rd1+8];" * ("%h1;" in ins)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from codegen_harness import kernel
-from tests.ptxas_refusals import diagnostic_lines, our_lines
+from tests.ptxas_refusals import assert_refused_as_ptxas, one_instruction_module
 
 N = 128
 # every form on sm_100a; two on sm_103a (test_sm103a: the same encodings)
@@ -307,28 +307,6 @@ REFUSALS = [   # (PTX version, target, declarations, instruction)
 ]
 
 
-def _module(version: str, target: str, decls: str, ins: str) -> str:
-    return f""".version {version}
-.target {target}
-.address_size 64
-.visible .entry k(.param .u64 p)
-{{
-.reg .f32 %f<4>; .reg .b64 %rd<4>;
-{decls}
-ld.param.u64 %rd1, [p];
-{ins}
-ret;
-}}
-"""
-
-
 @pytest.mark.parametrize("version,target,decls,ins", REFUSALS)
 def test_refused_as_ptxas(version, target, decls, ins):
-    from ptx2sass import oracle
-    src = _module(version, target, decls, ins)
-    try:
-        theirs = oracle.ptxas(src, target)
-    except oracle.OracleMissing:
-        pytest.skip("pinned ptxas not installed")
-    assert not theirs.ok
-    assert our_lines(src, target) == diagnostic_lines(theirs.stderr)
+    assert_refused_as_ptxas(one_instruction_module(version, target, decls, ins), target)
