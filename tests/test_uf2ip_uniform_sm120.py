@@ -16,7 +16,7 @@ from test_f2ip_uniform_sm86 import KERNEL, VALUES, model
 
 @pytest.mark.parametrize("rnd", ["rni", "rzi"])
 def test_cvt_u8_of_uniform_value_sm120(rnd):
-    ptx = KERNEL.format(rnd=rnd, d="u8")
+    ptx = KERNEL.format(rnd=rnd, d="u8", arch="sm_86")
     theirs = oracle.ptxas(ptx, "sm_120")
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(ptx, "sm_120", "k.ptx")

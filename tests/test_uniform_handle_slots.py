@@ -39,8 +39,10 @@ def test_the_texture_units_uniform_register_takes_a_handle_field(arch, text):
 
 
 def test_the_pass_reads_the_targets_data(monkeypatch):
-    """Without sm_100's handle fields the probe would let a uniform value into TEX.LL's
-    handle slot (what the pass did before the special case); with them it does not."""
+    """Without the handle fields the probe would let a uniform level into TEX.LL's handle
+    slot (what the pass did before the special case); with them it does not. On sm_100 the
+    table itself no longer encodes the level there (branch sound31: bits 48-55 name no
+    register on sm_100), so sm_120, whose second UR after the handle is real, shows it."""
     from ptx2sass.mir import MFunction, MInstr, VOp
     from ptx2sass.encoder.model import Reg, SpecialReg
     mf = MFunction("k")
@@ -50,6 +52,7 @@ def test_the_pass_reads_the_targets_data(monkeypatch):
                                   SpecialReg("2D")], 2, None, 1)
     uniform = {lvl.id}
     assert ud._place(tex, uniform, "sm_100") is None
-    plain = replace(target("sm_100"), handle_fields=())
+    assert ud._place(tex, uniform, "sm_120") is None
+    plain = replace(target("sm_120"), handle_fields=())
     monkeypatch.setattr("ptx2sass.encoder.arch.target", lambda arch: plain)
-    assert ud._place(tex, uniform, "sm_100") is not None
+    assert ud._place(tex, uniform, "sm_120") is not None
