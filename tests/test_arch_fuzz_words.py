@@ -85,6 +85,8 @@ ptxas's words for `campaign28_imm_sm90.ptx` with finite immediates: HFMA2[.FTZ].
 immediate pair, FRND.F16[.CEIL/.FLOOR/.TRUNC] of an immediate.
 `turing_stg_ur.words` (real-world graph_hash.cu retargeted to sm_75): STG.E.64.STRONG.SYS to a
 uniform address, which the turing table lacked (the emulator could not run ptxas's cubin).
+`realworld31_sm120.words` (real-world atomic_widths.cu retargeted to sm_120): QSPC.E.S of a
+[R.64+UR] address, a generic __half2 atomicAdd's space test.
 `wgmma_inventory_sm90.words`: ptxas's sm_90a words of every wgmma.mma_async form the inventory's
 arch-specific check found us unable to encode (fp8/integer/b1, A from registers or a descriptor,
 with `gsb0`); the hopper table lacked BGMMA with A in registers. `wgmma_nogsb_sm90.words`: the
@@ -102,7 +104,7 @@ from ptx2sass import oracle
 from ptx2sass.encoder import codec
 
 SEEDS = Path(__file__).parent.parent / "tools" / "isa_seeds"
-FILES = (("sm_89", "campaign31_sm89.words"), ("sm_100", "campaign31_sm100.words"), ("sm_103", "campaign31_sm100.words"), ("sm_75", "turing_stg_ur.words"), ("sm_90", "wgmma_inventory_sm90.words"), ("sm_90", "wgmma_nogsb_sm90.words"), ("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"), ("sm_90", "campaign30_nan_sm90.words"), ("sm_90", "campaign30_nan_read_sm90.words"), ("sm_120", "campaign30_sm120.words"), ("sm_120", "realworld30_sm120.words"),
+FILES = (("sm_120", "realworld31_sm120.words"), ("sm_89", "campaign31_sm89.words"), ("sm_100", "campaign31_sm100.words"), ("sm_103", "campaign31_sm100.words"), ("sm_75", "turing_stg_ur.words"), ("sm_90", "wgmma_inventory_sm90.words"), ("sm_90", "wgmma_nogsb_sm90.words"), ("sm_100", "realworld29_sm100.words"), ("sm_120", "realworld29_sm120.words"), ("sm_100", "realworld29_sm120.words"), ("sm_90", "campaign28_sm90.words"), ("sm_90", "campaign28b_sm90.words"), ("sm_90", "campaign28c_sm90.words"), ("sm_90", "campaign30_nan_sm90.words"), ("sm_90", "campaign30_nan_read_sm90.words"), ("sm_120", "campaign30_sm120.words"), ("sm_120", "realworld30_sm120.words"),
          ("sm_86", "campaign27_sm86.words"), ("sm_86", "campaign27b_sm86.words"), ("sm_75", "campaign29_sm75.words"), ("sm_90", "realworld2_hopper.words"), ("sm_80", "campaign26_sm80.words"), ("sm_103", "campaign25_sm103.words"), ("sm_100", "campaign25_sm100.words"), ("sm_103", "campaign25_sm100.words"), ("sm_121", "campaign24_sm121.words"), ("sm_120", "campaign24_sm121.words"), ("sm_89", "campaign23_sm89.words"), ("sm_110", "campaign22_sm110.words"), ("sm_110", "campaign22b_sm110.words"), ("sm_110", "campaign22c_sm110.words"), ("sm_100", "fuzz_arch8_sm100.words"), ("sm_75", "fuzz_arch8_sm75.words"),
          ("sm_100", "fuzz_arch9_sm100.words"), ("sm_120", "fuzz_arch9_sm120.words"),
          ("sm_100", "blackwell_tex_ll_sust.words"), ("sm_120", "blackwell_tex_ll_sust.words"),
