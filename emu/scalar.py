@@ -102,15 +102,29 @@ def pred(op) -> Callable | None:
     return None
 
 
+def _discard(t, v, mask) -> None:
+    """The writer of RZ / PT: the value goes nowhere."""
+
+
+def _r_dst_index(op, limit: int) -> int | None:
+    """The R register a plain or traced writer stores to: its index (255: RZ, a discard), or
+    None where the write is not this path's (another file, a suffix, an index at or past the
+    launch's register limit: the machine's fault)."""
+    if op.__class__ is not Reg or op.file != "R" or op.suffix:
+        return None
+    return op.index if op.index == 255 or op.index < limit else None
+
+
+def _p_dst_index(op) -> int | None:
+    """The predicate a plain or traced writer sets (7: PT, a discard), or None."""
+    return op.index if op.__class__ is Reg and op.file == "P" else None
+
+
 def _dst(limit: int) -> Callable:
     def dst(op) -> Callable | None:
-        if op.__class__ is not Reg or op.file != "R" or op.suffix:
-            return None
-        i = op.index
-        if i == 255:
-            return lambda t, v, mask: None
-        if i >= limit:          # the machine's fault
-            return None
+        i = _r_dst_index(op, limit)
+        if i is None or i == 255:
+            return None if i is None else _discard
 
         def write(t, v, mask):
             t.R[i] = v
@@ -119,11 +133,9 @@ def _dst(limit: int) -> Callable:
 
 
 def dst_pred(op) -> Callable | None:
-    if op.__class__ is not Reg or op.file != "P":
-        return None
-    i = op.index
-    if i == 7:
-        return lambda t, v, mask: None
+    i = _p_dst_index(op)
+    if i is None or i == 7:
+        return None if i is None else _discard
 
     def write(t, v, mask):
         t.P[i] = bool(v)
@@ -499,13 +511,9 @@ def _tpred(op) -> Callable | None:
 
 def _tdst(limit: int) -> Callable:
     def dst(op) -> Callable | None:
-        if op.__class__ is not Reg or op.file != "R" or op.suffix:
-            return None
-        i = op.index
-        if i == 255:
-            return lambda t, v, mask: None
-        if i >= limit:          # the machine's fault
-            return None
+        i = _r_dst_index(op, limit)
+        if i is None or i == 255:
+            return None if i is None else _discard
         key = ("R", i)
 
         def write(t, v, mask):
@@ -517,11 +525,9 @@ def _tdst(limit: int) -> Callable:
 
 
 def _tdst_pred(op) -> Callable | None:
-    if op.__class__ is not Reg or op.file != "P":
-        return None
-    i = op.index
-    if i == 7:
-        return lambda t, v, mask: None
+    i = _p_dst_index(op)
+    if i is None or i == 7:
+        return None if i is None else _discard
     key = ("P", i)
 
     def write(t, v, mask):
