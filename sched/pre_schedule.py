@@ -19,6 +19,12 @@ unrolled tinygrad kernel loads every operand first and then runs hundreds of FMA
 is scheduled again for pressure: plain loads may pass each other (stores and strong loads
 still order memory), and once the live registers reach PRESSURE_LIMIT the next instruction is
 the one that adds the fewest, so each loaded value is consumed soon after it arrives.
+
+Where the order chosen still needs more than DEFER_ABOVE registers, a deferred latency order
+is tried too: an instruction that adds registers waits until it is near its latest start, so
+values ready long before their use (an unrolled hash's message schedule) are computed near
+it rather than in the first free slot; it is kept where it needs fewer registers at about
+the same in-order estimate.
 """
 from __future__ import annotations
 
