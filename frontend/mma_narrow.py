@@ -109,8 +109,10 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
             elif kind is None and narrow:
                 out.append(".kind::f8f6f4 modifier required for instruction 'mma'")
             return out
+    if ".sp" in mods and kind is not None:      # the kinds take `.sp::ordered_metadata` only
+        return out + ["Illegal modifier '.sp' for instruction 'mma'"]
     if any(m.startswith(".sp") for m in mods):
-        return out          # the sparse forms: not generated yet (isel's "not supported yet")
+        return out          # the sparse kinds: isel/mma.py's sparse_kind_mma checks the rest
     return out + _form_problems(mods, kind, types, stype, written_vec, n_operands, tuple(sizes))
 
 
