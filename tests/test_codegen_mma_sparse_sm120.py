@@ -267,3 +267,11 @@ def test_sparse_refusals(body):
     with pytest.raises(CompileError) as err:
         codegen.compile_ptx(ptx, "sm_120a", "k.ptx")
     assert first in str(err.value), (first, str(err.value))
+
+
+def test_forms_sample():
+    """Every 35th form of tools/mma_sparse_sm120_forms.py on sm_120a (3 of 105): SASS line,
+    selector UMOV and SPARSE_MMA_MASK = ptxas's; kind::f8f6f4 D of both cubins equal."""
+    from tools import mma_sparse_sm120_forms as tool
+    assert len(list(tool.forms())) == 105
+    assert tool.main(["--targets", "sm_120a", "--every", "35"]) == 0
