@@ -58,7 +58,8 @@ def size(modifiers) -> str | None:
     return written or DEFAULT_VEC.get(kind)
 
 
-def problems(modifiers, n_operands: int, version, target: str, fp8_problems, sizes=()) -> list[str]:
+def problems(modifiers, n_operands: int, version, target: str, fp8_problems, sizes=(),
+             sparsity=None) -> list[str]:
     """ptxas's lines for this spelling (the selector values aside): PTX version, target, then
     the form's own consistency. `fp8_problems()` gives the fp8 mma lines (sm_89, PTX 8.4)."""
     mods = tuple(modifiers)
@@ -109,11 +110,45 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
             elif kind is None and narrow:
                 out.append(".kind::f8f6f4 modifier required for instruction 'mma'")
             return out
-    if ".sp" in mods and kind is not None:      # the kinds take `.sp::ordered_metadata` only
-        return out + ["Illegal modifier '.sp' for instruction 'mma'"]
     if any(m.startswith(".sp") for m in mods):
-        return out          # the sparse kinds: isel/mma.py's sparse_kind_mma checks the rest
+        return out + _sparse_problems(mods, kind, types, stype, written_vec, n_operands,
+                                      tuple(sizes), sparsity)
     return out + _form_problems(mods, kind, types, stype, written_vec, n_operands, tuple(sizes))
+
+
+# the dense shape whose rules a sparse kind's shape follows (k halved: A keeps half its elements)
+SPARSE_TO_DENSE = {".m16n8k64": ".m16n8k32", ".m16n8k128": ".m16n8k64"}
+
+
+def _sparse_problems(mods, kind, types, stype, written_vec, n_operands, sizes, sparsity) -> list[str]:
+    """`mma.sp[::ordered_metadata] ... .kind::*` (branch sparse120): a scale type with f16
+    accumulators, `.block_scale` without a scale type, and the type lines of the scaled
+    spellings as the dense form of half the k says them (its shape renamed back); then a
+    sparsity selector other than 0 and plain `.sp` (ptxas takes `.sp::ordered_metadata` only).
+    Other mistakes (the m16n8k32 shape, unscaled kinds at m16n8k128) are left to isel's
+    refusal."""
+    shape = next((m for m in mods if m.startswith(".m") and "n" in m and "k" in m), None)
+    out: list[str] = []
+    if stype is not None and ".f16" in types:
+        return ["Unexpected instruction types specified for 'mma'"]
+    if stype is None and ".block_scale" in mods and n_operands == 10:
+        return ["Arguments mismatch for instruction 'mma'"]
+    if stype is not None and n_operands == 10 and shape in SPARSE_TO_DENSE:
+        dense = SPARSE_TO_DENSE[shape]
+        dense_mods = tuple(dense if m == shape else m for m in mods if not m.startswith(".sp"))
+        lines = _form_problems(dense_mods, kind, types, stype, written_vec, 8,
+                               sizes[:4] + sizes[6:])
+        out = [line.replace(f"'{dense}'", f"'{shape}'") for line in lines]
+        if any("Incorrect instruction type" in line or "Arguments mismatch" in line for line in out):
+            return out
+    elif stype is not None and n_operands == 10:
+        return [f"Incorrect instruction type specified for mma with shape '{shape}'"]
+    if sparsity not in (None, 0):
+        name = "Sparse mma" if stype is not None else "mma"
+        out.append(f"Argument 5 of instruction '{name}': unexpected value '{sparsity}', expected to be 0")
+    if ".sp" in mods and kind is not None:
+        out.append("Illegal modifier '.sp' for instruction 'mma'")
+    return out
 
 
 def _form_problems(mods, kind, types, stype, written_vec, n_operands, sizes=()) -> list[str]:
@@ -236,14 +271,17 @@ def selectors_checked(modifiers, problems) -> bool:
                    for p in problems)
 
 
-def selector_problems(modifiers, pairs) -> list[str]:
+def selector_problems(modifiers, pairs, first: int = 5) -> list[str]:
     """ptxas's lines for the selector pairs ((byte-id, thread-id) of A, of B; None where not
-    an immediate): A's pair is argument 5, B's 7; byte-id's line, then thread-id's (both)."""
+    an immediate): A's pair is argument `first` (5; 7 in the sparse forms), B's two after;
+    byte-id's line, then thread-id's (both). The sparse forms' byte-id line names
+    'Sparse mma'."""
     vec = size(modifiers)
     if vec is None:
         return []
+    name = "Sparse mma" if first != 5 else "mma"
     out = []
-    for (arg, top), pair in zip(((5, 1), (7, 3)), pairs):
+    for (arg, top), pair in zip(((first, 1), (first + 2, 3)), pairs):
         byte, thread = pair
         allowed = BYTE_IDS[vec]
         if byte is not None and byte not in allowed:
@@ -251,7 +289,7 @@ def selector_problems(modifiers, pairs) -> list[str]:
                 out.append(f"Argument {arg} of instruction 'mma': value '{byte}' out of range, "
                            f"expected to be in range [0..{allowed[-1]}]")
             else:
-                out.append(f"Argument {arg} of instruction 'mma': unexpected value '{byte}', "
+                out.append(f"Argument {arg} of instruction '{name}': unexpected value '{byte}', "
                            f"expected to be {' or '.join(str(v) for v in allowed)}")
         if thread is not None and not 0 <= thread <= top:
             out.append(f"Argument {arg} of instruction 'mma': value '{thread}' out of range, "

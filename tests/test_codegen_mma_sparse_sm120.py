@@ -275,3 +275,21 @@ def test_forms_sample():
     from tools import mma_sparse_sm120_forms as tool
     assert len(list(tool.forms())) == 105
     assert tool.main(["--targets", "sm_120a", "--every", "35"]) == 0
+
+
+@pytest.mark.parametrize("start", range(0, 3456, 1152))
+def test_refusal_grid_sample(start):
+    """Every 7th spelling of two classes of tools/mma_sparse_sm120_forms.py's `--refusals` grid
+    that ptxas refuses with one line whatever else is wrong: a scale type with f16
+    accumulators ("Unexpected instruction types"), `.block_scale` with f32 and no scale type
+    ("Arguments mismatch"): ptxas's lines = ours."""
+    from tools import mma_sm120_sweep as sweep
+    from tools import mma_sparse_sm120_forms as tool
+    body = sweep.BODY.replace(".reg .b32 a<4>, b<2>, s<2>;", ".reg .b32 a<4>, b<4>, s<2>, m;")
+    chosen = [mma for mma in list(tool.refusal_forms())[start:start + 1152]
+              if (".f16." in mma and ".ue" in mma)
+              or (".block_scale" in mma and ".f32." in mma and ".ue" not in mma)][::7]
+    assert len(chosen) >= 10
+    for mma in chosen:
+        same, theirs, ours = sweep.compare(body.format(mma=mma, target="sm_120a", version="9.2"), "sm_120a")
+        assert same, (mma, theirs, ours)

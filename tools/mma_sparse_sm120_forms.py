@@ -5,6 +5,14 @@ numbers and reuse flags aside), nv.info's SPARSE_MMA_MASK, and for kind::f8f6f4 
 of both cubins in the emulator on the same random fragments (valid ordered metadata).
 
     py -m tools.mma_sparse_sm120_forms [--targets sm_120a sm_121a] [--every N]
+    py -m tools.mma_sparse_sm120_forms --refusals [--held-out] [--every N]
+
+`--refusals`: a grid of sparse kind spellings on sm_120a, right and wrong ({.sp::ordered_metadata,
+.sp} x kind x `.block_scale` or not x size {none, 2X, 4X} x shape {k32, k64, k128} x A.B
+{e4m3.e2m1, e2m1.e2m1} x {f32, f16} x scale type {none, ue8m0, ue4m3} x sparsity selector
+{0, 1}; 3,456): ptxas's error lines in order, or the same MMA line, = ours (tuned on).
+`--held-out` (written after the rules): sizes {none, 1X}, A.B e3m2.e5m2, selector {0, 3},
+`.sp::ordered_metadata` only, on sm_121a, sm_120 and sm_100a.
 """
 from __future__ import annotations
 
@@ -74,11 +82,53 @@ def data(rng) -> np.ndarray:
     return words.reshape(-1)
 
 
+def refusal_forms(held_out: bool = False):
+    d4 = "{d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {c0,c1,c2,c3}"
+    d2 = "{h0,h1}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {e0,e1}"
+    sps = (".sp::ordered_metadata",) if held_out else (".sp::ordered_metadata", ".sp")
+    vecs = ("", ".scale_vec::1X") if held_out else ("", ".scale_vec::2X", ".scale_vec::4X")
+    types = ("e3m2.e5m2",) if held_out else ("e4m3.e2m1", "e2m1.e2m1")
+    sels = ("0", "3") if held_out else ("0", "1")
+    for sp in sps:
+        for kind in (".kind::f8f6f4", ".kind::mxf8f6f4", ".kind::mxf4", ".kind::mxf4nvf4"):
+            for block in ("", ".block_scale"):
+                for vec in vecs:
+                    for shape in ("m16n8k32", "m16n8k64", "m16n8k128"):
+                        for ab in types:
+                            for acc in ("f32", "f16"):
+                                for stype in ("", ".ue8m0", ".ue4m3"):
+                                    for sel in sels:
+                                        tail = f", m, {sel}" + (", s0, {0, 1}, s1, {2, 0}"
+                                                                if block or stype else "")
+                                        yield (f"mma{sp}.sync.aligned.{shape}.row.col{kind}{block}{vec}"
+                                               f".{acc}.{ab}.{acc}{stype} {d4 if acc == 'f32' else d2}{tail};")
+
+
+def refusals(held_out: bool, every: int) -> int:
+    from tools import mma_sm120_sweep as sweep
+    body = sweep.BODY.replace(".reg .b32 a<4>, b<2>, s<2>;", ".reg .b32 a<4>, b<4>, s<2>, m;")
+    targets = ("sm_121a", "sm_120", "sm_100a") if held_out else ("sm_120a",)
+    same = total = 0
+    for target in targets:
+        for mma in list(refusal_forms(held_out))[::every]:
+            ok, theirs, ours = sweep.compare(body.format(mma=mma, target=target, version="9.2"), target)
+            same += ok
+            total += 1
+            if not ok:
+                print(f"differ {target} {mma}\n  ptxas {theirs}\n  ours  {ours}")
+    print(f"sparse kind spellings, ours = ptxas: {same}/{total}")
+    return 0 if same == total else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", nargs="+", default=["sm_120a", "sm_121a"])
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--refusals", action="store_true")
+    ap.add_argument("--held-out", action="store_true")
     args = ap.parse_args(argv)
+    if args.refusals:
+        return refusals(args.held_out, args.every)
     rng = np.random.default_rng(120)
     same = values = total = valued = 0
     for target in args.targets:

@@ -371,7 +371,8 @@ class MatrixMultiply:
                 or "row" not in ins.modifiers or "col" not in ins.modifiers \
                 or ins.type not in ("f32", "f16") or len(types) != 3 + scaled \
                 or types[2] != ins.type or any(t not in F8F6F4_TYPES for t in types[:2]) \
-                or scaled != (kind != "kind::f8f6f4") or (scaled and types[3] not in SCALE_TYPES) \
+                or scaled != (kind != "kind::f8f6f4") \
+                or (scaled and (types[3] not in SCALE_TYPES or ins.type != "f32")) \
                 or len(ins.dests) != n_c or len(srcs) != n_srcs:
             raise self._refuse(ins)
         meta, selector = srcs[8 + n_c], srcs[9 + n_c]
