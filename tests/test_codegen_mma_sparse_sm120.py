@@ -293,3 +293,22 @@ def test_refusal_grid_sample(start):
     for mma in chosen:
         same, theirs, ours = sweep.compare(body.format(mma=mma, target="sm_120a", version="9.2"), "sm_120a")
         assert same, (mma, theirs, ours)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_omma_scale_b_reuse_bit(sparse):
+    """OMMA.SF's scale-b `.reuse` is instruction bit 51 (ptxas sets it when the next OMMA
+    reads that register again); a lone OMMA.SF[.SP] of ours has no such reader, so nvdisasm
+    must print no `.reuse` after C (the probe's bit-51 forms, dropped, made the encoder set it)."""
+    if sparse:
+        ptx = _scaled_kernel(*SCALED[2])
+    else:
+        body = ("    mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 "
+                "{%f4, %f5, %f6, %f7}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f0, %f1, %f2, %f3}, "
+                "%r10, {2, 1}, %r11, {0, 3};\n    st.global.v4.f32 [%rd5], {%f4, %f5, %f6, %f7};")
+        ptx = KERNEL.format(target="sm_120a", body=body)
+    assert oracle.ptxas(ptx, arch="sm_120a").ok
+    line = next(l for l in oracle.nvdisasm(codegen.compile_ptx(ptx, "sm_120a", "k.ptx")).splitlines()
+                if "OMMA" in l)
+    after_c = line.split(";")[0].split(",")[4:]
+    assert not any(".reuse" in op for op in after_c), line
