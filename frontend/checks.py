@@ -1593,8 +1593,7 @@ class Checker:
         skip = 2 if sparse else 0
         sparsity = _constant_value(ins.operands[5]) if sparse and len(ins.operands) > 5 else None
         problems = mma_narrow.problems(ins.modifiers, len(ins.operands), self.version,
-                                       self.target_name, lambda: self._fp8_mma_problems(ins), sizes,
-                                       sparsity)
+                                       self.target_name, lambda: self._fp8_mma_problems(ins), sizes)
         if len(ins.operands) == 8 + skip and mma_narrow.selectors_checked(ins.modifiers, problems):
             pairs = []
             for operand in (ins.operands[5 + skip], ins.operands[7 + skip]):
@@ -1608,7 +1607,11 @@ class Checker:
             if not shaped:
                 problems = problems + ["Arguments mismatch for instruction 'mma'"]
             else:
-                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs, 5 + skip)
+                name = "Sparse mma" if sparse and any(m in mma_narrow.BLOCK_KINDS for m in ins.modifiers) \
+                    else "mma"
+                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs, 5 + skip, name)
+        if sparse and mma_narrow.sync_target(self.target_name):
+            problems = problems + mma_narrow.sparse_tail(ins.modifiers, sparsity, problems)
         for message in problems:
             self.error(message, ins)
 
