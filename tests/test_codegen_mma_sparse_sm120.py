@@ -312,3 +312,29 @@ def test_omma_scale_b_reuse_bit(sparse):
                 if "OMMA" in l)
     after_c = line.split(";")[0].split(",")[4:]
     assert not any(".reuse" in op for op in after_c), line
+
+
+LINES = [
+    "mma.sp.sync.aligned.m16n8k32.row.col.kind::mxf4.scale_vec::2X.f32.e4m3.e2m1.f32 "
+    "{d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {c0,c1,c2,c3}, m, 0;",
+    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::f8f6f4.f16.e4m3.e2m1.f16 "
+    "{h0,h1}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {e0,e1}, m, 1;",
+    "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0 "
+    "{d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {c0,c1,c2,c3}, m, 0, s0, {0, 1}, s1, {2, 0};",
+    "mma.sp.sync.aligned.m16n8k64.row.col.kind::f8f6f4.scale_vec::2X.f32.e4m3.e2m1.f32.ue8m0 "
+    "{d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {c0,c1,c2,c3}, m, 0, s0, {0, 1}, s1, {2, 0};",
+    "mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.kind::mxf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue8m0 "
+    "{d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1,b2,b3}, {c0,c1,c2,c3}, m, 1, s0, {0, 1}, s1, {2, 0};",
+]
+
+
+@pytest.mark.parametrize("mma", LINES)
+def test_refusal_lines(mma):
+    """Multi-line refusals (the unscaled k32/k128 lines, mxf4's wrong shape, the dense rules
+    without their operand-count line, the scale selectors before the sparsity selector and
+    `.sp`): every line and its order = ptxas's."""
+    from tools import mma_sm120_sweep as sweep
+    body = sweep.BODY.replace(".reg .b32 a<4>, b<2>, s<2>;", ".reg .b32 a<4>, b<4>, s<2>, m;")
+    same, theirs, ours = sweep.compare(body.format(mma=mma, target="sm_120a", version="9.2"), "sm_120a")
+    assert theirs != "ok" and len(theirs) >= 2
+    assert same, (theirs, ours)
