@@ -1,6 +1,6 @@
 """Chains of logic operations over at most three values are one LOP3 each, as ptxas writes
 them (`ptx2sass/isel/lop3_chains.py`): `a ^ b ^ c` is `LOP3.LUT d, a, b, c, 0x96`, a
-majority `(a & b) | (a & c) | (b & c)` one LOP3, `(~b & c) | a` one. Keccak's theta/chi
+majority `(a & b) | (a & c) | (b & c)` one LOP3, `(~b & c) | a` one; `(x & 127) & 0xff` is `x & 127`. Keccak's theta/chi
 steps and SHA-256's Ch/Maj are such chains. Expected values come from ptxas: its cubin's
 outputs in the emulator and the count of LOP3s in its listing (nvdisasm)."""
 from __future__ import annotations
@@ -25,6 +25,10 @@ CHAINS = {
                 "cvt.u32.u64 %r6, %rd14;", "shr.u64 %rd15, %rd14, 32;", "cvt.u32.u64 %r7, %rd15;",
                 "add.s32 %r20, %r6, %r7;"],
     "shared_inner": ["xor.b32 %r6, %r2, %r3;", "and.b32 %r7, %r6, %r4;", "add.s32 %r20, %r7, %r6;"],
+    # tinygrad's fp8 decoding: `and 127`, then cvt.u16.u8 and cvt.u32.u16 (masks 0xff, 0xffff)
+    "masks": ["cvt.u16.u32 %rs1, %r2;", "and.b16 %rs2, %rs1, 127;", "cvt.u16.u8 %rs3, %rs2;",
+              "cvt.u32.u16 %r6, %rs3;", "and.b16 %rs4, %rs2, 96;", "cvt.u32.u16 %r7, %rs4;",
+              "shl.b32 %r8, %r7, 8;", "add.s32 %r20, %r6, %r8;"],
     "four_values": ["xor.b32 %r6, %r2, %r3;", "xor.b32 %r7, %r4, %r5;", "and.b32 %r20, %r6, %r7;"],
 }
 
@@ -36,6 +40,7 @@ def _ptx(lines: list[str]) -> str:
 .address_size 64
 .visible .entry k(.param .u64 p, .param .u64 q)
 {{
+    .reg .b16 %rs<8>;
     .reg .b32 %r<24>;
     .reg .b64 %rd<24>;
     ld.param.u64 %rd1, [p];

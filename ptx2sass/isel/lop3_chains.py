@@ -114,6 +114,45 @@ def _key(op: VOp) -> tuple:
     return op.reg.id, op.part
 
 
+# `x & c2` of `x = y & c1` folded too (`_fold_masks`)
+MASKS = True
+
+
+def _and_mask(ins: MInstr) -> tuple | None:
+    """(value, mask) of selection's `x & imm`, `LOP3.LUT d, x, imm, RZ, 0xc0, !PT`."""
+    ops = ins.operands
+    if (_lop3_slots_ok(ins) and _general(ops[1]) and isinstance(ops[2], Imm) and _other(ops[2])
+            and _zero(ops[3]) and ops[4].value & 0xFF == 0xC0):
+        return ops[1], ops[2].value & 0xFFFFFFFF
+    return None
+
+
+def _fold_masks(ins: MInstr, masks: dict, where: dict, dead: set, reads: dict, writes: dict) -> bool:
+    """`x & c2` of `x = y & c1` (tinygrad's `and 127` then `cvt.u16.u8` then `cvt.u32.u16`):
+    a COPY of x when c2 keeps every bit c1 can set (the allocator coalesces it), else
+    `y & (c1 & c2)`, the inner going when this was its one reader."""
+    own = _and_mask(ins)
+    if own is None:
+        return False
+    x, c2 = own
+    t = _key(x)
+    inner = masks.get(t)
+    if inner is None or writes.get(t) != 1:
+        return False
+    y, c1, i, first = inner
+    if c1 & ~c2 == 0:
+        ins.opcode, ins.modifiers = "COPY", ()
+        ins.operands = [ins.operands[0], x]
+        masks[_key(ins.operands[0])] = inner      # the copy is `y & c1` too
+        return True
+    if where.get(first) != i:        # y redefined since: keep reading x
+        return False
+    ins.operands = [ins.operands[0], y, Imm(c1 & c2), RZ, ins.operands[4], ins.operands[5]]
+    if reads.get(t) == 1:
+        dead.add(i)
+    return True
+
+
 def fold_lop3_chains(mf: MFunction) -> int:
     reads, writes = _part_counts(mf)
     folded = 0
@@ -123,7 +162,15 @@ def fold_lop3_chains(mf: MFunction) -> int:
         # redefinition drops just those, as in lop3_predicates.py
         readers: dict[int, list[tuple[tuple, int]]] = {}
         dead: set[int] = set()
+        # (vreg id, part) -> (y, c1, index, key of the LOP3's result) of a value `y & c1`
+        masks: dict[tuple, tuple] = {}
         for j, ins in enumerate(b.instrs):
+            if MASKS and _fold_masks(ins, masks, where, dead, reads, writes):
+                folded += 1
+            elif (ins.opcode == "COPY" and ins.guard is None and len(ins.operands) == 2
+                  and isinstance(ins.operands[1], VOp) and _key(ins.operands[1]) in masks
+                  and _general(ins.operands[0]) and writes.get(_key(ins.operands[0])) == 1):
+                masks[_key(ins.operands[0])] = masks[_key(ins.operands[1])]
             again = _lop3_slots_ok(ins)
             while again:        # the slots change with each fold: look at all three again
                 again = False
@@ -155,6 +202,9 @@ def fold_lop3_chains(mf: MFunction) -> int:
             if _lop3_slots_ok(ins):
                 t = _key(ins.operands[0])
                 where[t] = j
+                own = _and_mask(ins)
+                if own is not None:
+                    masks[t] = (own[0], own[1], j, t)
                 for _, op, is_def in register_operands(ins):
                     if not is_def:
                         readers.setdefault(op.reg.id, []).append((t, j))
