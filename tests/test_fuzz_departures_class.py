@@ -62,6 +62,10 @@ CASES = [
      "private atomic word", 0x42004200, 0x45004500, 64, (0x42004200, 0x42004200)),
     ("test_sad_s16_adds_the_sign_extended_byte", "SAD_S16_OF_SIGNED_BYTE",
      "sad.s16", 2, 0x102, 16, (2, 0x103)),
+    ("test_s64_of_an_f32_set_result_is_one_point_zero_when_the_kernel_has_a_sqrt", "S64_OF_AN_F32_SET_WITH_A_SQRT",
+     "cvt.s64.u32", 0x3F800000, 1, 64, (0x3F800000, 2)),
+    ("test_sad_s16_of_a_half_set_result_is_its_bits_when_the_kernel_has_a_sqrt", "SAD_S16_OF_A_HALF_SET_WITH_A_SQRT",
+     "sad.s16", 0x3C00, 31, 16, (0x3C00, 30)),
     ("test_neg_f32_of_an_integer_set_result_is_a_nan", "NEG_OF_AN_INTEGER_SET",
      "neg.f32", 0x7FFFFFFF, 0x00000001, 32, (0x7F800000, 0x00000001)),
     ("test_neg_f32_of_an_integer_set_result_is_a_nan", "NEG_OF_SET_F32",
@@ -475,6 +479,18 @@ def test_campaign22_programs_are_ptxas_wrong(name, sig):
     """Campaign 22 (sm_110): 33002318 reduced (cvt.s64.s16 of a set.geu.xor.f16.f32 result with
     a div.rz.ftz.f32 in the kernel), 33003906 whole (set.gt.s32.u16 of a half set result, read
     by an mma.sp as a source)."""
+    out = run_case(read_case((ROOT / "tests/fuzz_departures" / name).read_text()))
+    assert out.cls == "ptxas_wrong", (out.sig, out.detail)
+    assert out.findings[-1] == ["ptxas_wrong", f"ptxas_wrong: {sig}"]
+
+
+@pytest.mark.parametrize("name, sig", [
+    ("f32_set_as_integer_one_s43300190.ptx", "64-bit convert of an f32 set result converts the integer 1"),
+    ("sad_s16_of_half_set_s43200298.ptx", "sad.s16 of a half set result as the integer 1 where the kernel calls")])
+def test_fuzz31_float_set_programs_are_ptxas_wrong(name, sig):
+    """Branch fuzz31's held-out runs, reduced: 43300190 on sm_75 (cvt.s64.u32 of a
+    set.ls.and.f32.u16 result after a loop with rem.s32) and 43200298 on sm_100 (sad.s16 of a
+    set.gt.f16.s16 result beside a sqrt.rm.f64); before the rules both were mismatches."""
     out = run_case(read_case((ROOT / "tests/fuzz_departures" / name).read_text()))
     assert out.cls == "ptxas_wrong", (out.sig, out.detail)
     assert out.findings[-1] == ["ptxas_wrong", f"ptxas_wrong: {sig}"]

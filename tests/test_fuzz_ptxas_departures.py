@@ -1487,6 +1487,78 @@ def test_s64_of_a_half_set_result_is_its_bits_when_the_kernel_calls(target):
     assert _run_both(without_call, [0x0105, one], out_words=4, arch=target) == [[15360, 0, one, 0]] * 2
 
 
+S64_OF_AN_F32_SET_WITH_A_SQRT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 u0)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d2, [out];
+    ld.param.u64 %d3, [in];
+    ld.global.b16 %h1, [%d3];
+    ld.param.f64 %d0, [u0];
+    sqrt.rm.f64 %d1, %d0;
+    set.gt.f32.s16 %r1, %h1, 12647;
+    cvt.s64.u32 %d1, %r1;
+    st.global.b64 [%d2], %d1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_75", "sm_100"])
+def test_s64_of_an_f32_set_result_is_one_point_zero_when_the_kernel_has_a_sqrt(target):
+    """`set.gt.f32.s16 r, h, 12647` with h = 0x7000 is true: 1.0f = 0x3f800000 (PTX ISA,
+    set: "1.0f is written for floating-point destination types"); `cvt.s64.u32` of it keeps
+    the bits. ptxas 13.5.37, where the kernel has a `sqrt.rm.f64` (dead here), writes the set
+    as `SEL R, RZ, 0x1`: the integer 1. Without the sqrt both give 0x3f800000; a 32-bit
+    read (`mov`, `add.s32`, `shr.u32`) of the same set is right in both. Branch fuzz31's
+    held-out sm_75 run, seed 43300190 (`set.ls.and.f32.u16` after a loop with `rem.s32`)."""
+    src = S64_OF_AN_F32_SET_WITH_A_SQRT.replace(HEAD, f".version 8.8\n.target {target}\n.address_size 64\n")
+    sqrt = [np.float64(2.0)]
+    ours, theirs = _run_both(src, [0x7000], params=sqrt, out_words=2, arch=target)
+    assert ours == [0x3F800000, 0]
+    assert theirs == [1, 0]
+    assert _run_both(src, [0x0010], params=sqrt, out_words=2, arch=target) == [[0, 0]] * 2   # false: +0
+    without = src.replace("    sqrt.rm.f64 %d1, %d0;\n", "")
+    assert _run_both(without, [0x7000], params=sqrt, out_words=2, arch=target) == [[0x3F800000, 0]] * 2
+
+
+SAD_S16_OF_A_HALF_SET_WITH_A_SQRT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 u0)
+{
+    .reg .b16 %h<4>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d2, [out];
+    ld.param.u64 %d3, [in];
+    ld.global.b16 %h0, [%d3];
+    ld.global.b16 %h1, [%d3+2];
+    ld.param.f64 %d0, [u0];
+    sqrt.rm.f64 %d1, %d0;
+    set.gt.f16.s16 %h2, %h1, 12647;
+    sad.s16 %h3, %h2, %h0, %h0;
+    st.global.b16 [%d2], %h3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_75", "sm_100"])
+def test_sad_s16_of_a_half_set_result_is_its_bits_when_the_kernel_has_a_sqrt(target):
+    """`set.gt.f16.s16 h2, h1, 12647` with h1 = 0x7000: 1.0 as f16 = 0x3c00; `sad.s16 d, h2,
+    h0, h0` with h0 = 16: |0x3c00 - 16| + 16 = 0x3c00. ptxas 13.5.37, with a `sqrt.rm.f64` in
+    the kernel, takes the set as the integer 1: |1 - 16| + 16 = 31. Without the sqrt both give
+    0x3c00. Branch fuzz31's held-out sm_100 run, seed 43200298 (reduced to these lines)."""
+    src = SAD_S16_OF_A_HALF_SET_WITH_A_SQRT.replace(HEAD, f".version 8.8\n.target {target}\n.address_size 64\n")
+    sqrt = [np.float64(2.0)]
+    ours, theirs = _run_both(src, [0x7000 << 16 | 16], params=sqrt, dtype=np.uint16, arch=target)
+    assert ours == [0x3C00]
+    assert theirs == [31]
+    assert _run_both(src, [0x0010 << 16 | 16], params=sqrt, dtype=np.uint16, arch=target) == [[32]] * 2   # false: |0 - 16| + 16
+    without = src.replace("    sqrt.rm.f64 %d1, %d0;\n", "")
+    assert _run_both(without, [0x7000 << 16 | 16], params=sqrt, dtype=np.uint16, arch=target) == [[0x3C00]] * 2
+
+
 FP8_PAIR_FROM_A_LOCAL_ARRAY = HEAD + """
 .visible .entry k(.param .u64 out, .param .u64 in)
 {

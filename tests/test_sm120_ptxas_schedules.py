@@ -26,6 +26,9 @@ RULES = {
     "41000342": "FSEL -> IMAD.WIDE's addend high half 4 (`FSEL R23, R9, R7, !P0` then "
                 "`IMAD.WIDE.U32 R22, R13, R24, R22`)",
     "41000583": "HMUL2 -> HADD2 4 (`HMUL2.FTZ R12, R12.H0_H0, R12.H0_H0` then `@!P4 HADD2 R5, -R12.H0_H0, -RZ.H0_H0`)",
+    # branch depart32's held-out sm_120 run (seeds 43800000-299)
+    "43800195": "IMAD.HI's carry-out -> LEA.HI.X 5 (`IMAD.HI.U32 R6, P0, RZ, R5, R6` then "
+                "`LEA.HI.X R5, R5, RZ, RZ, 0x1f, P0` 5 cycles after issue)",
 }
 
 

@@ -471,6 +471,32 @@ DEPARTURES: tuple[Departure, ...] = (
         lambda ours, theirs, width: (ours, theirs) in ((0x3C00, 1), (0x40CE000000000000, 0x3FF0000000000000),
                                                        (0x46700000, 0x3F800000))
         or width == 16 and {ours, theirs} == {0, 0x3C00} or (ours, theirs) == (0, 1)),
+    # the same with an `.f32` destination, read by a 64-bit (or float) conversion: ptxas writes
+    # the set as `SEL R, RZ, 0x1` where the manual's 1.0f is 0x3f800000, so `cvt.s64.u32` of
+    # it gives 1 and `cvt.rn.f32.u32` 1.0f (branch fuzz31's held-out sm_75 run, seed 43300190:
+    # `set.ls.and.f32.u16` after a loop with `rem.s32`; by hand, a `sqrt.rm.f64` in the kernel
+    # is enough). A 32-bit read of the same set is right, so the rule asks for the conversion
+    # of the set's own register.
+    Departure(
+        "64-bit convert of an f32 set result converts the integer 1",
+        "test_s64_of_an_f32_set_result_is_one_point_zero_when_the_kernel_has_a_sqrt",
+        r"^cvt(\.rn)?\.([su]64|f32)\.[su]32$",
+        (r"\bset\.\w+(\.(and|or|xor))?(\.ftz)?\.f32\.\w+ (%\w+),[^;]*;[\s\S]*\bcvt(\.rn)?\.([su]64|f32)\.[su]32 %\w+, \4;",),
+        r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
+        lambda ours, theirs, width: (ours, theirs) in ((0x3F800000, 1), (0x4E7E0000, 0x3F800000))),
+    # `sad.s16` of a `set.*.f16` result where the kernel has a `sqrt.rm.f64` (branch fuzz31's
+    # held-out sm_100 run, seed 43200298; sm_75 alike): ptxas takes the set as the integer 1,
+    # so |1 - b| + c where the manual's 0x3c00 gives |0x3c00 - b| + c. The two differ by an
+    # odd amount of at most 0x3bff (either operand of the absolute difference).
+    Departure(
+        "sad.s16 of a half set result as the integer 1 where the kernel calls",
+        "test_sad_s16_of_a_half_set_result_is_its_bits_when_the_kernel_has_a_sqrt",
+        r"^sad\.[su]16$",
+        (r"\bset\.\w+(\.\w+)*\.f16\.\w+ (%\w+),[^;]*;[\s\S]*\bsad\.[su]16 %\w+, (\2,|%\w+, \2,)",
+         r"\b(div|sqrt|rcp)(\.\w+)*\.f(32|64)\b"),
+        r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
+        lambda ours, theirs, width: width == 16 and (ours - theirs) & 1 == 1
+        and min((ours - theirs) & 0xFFFF, (theirs - ours) & 0xFFFF) <= 0x3BFF),
     # a result computed from a predicate ptxas never writes (it dropped the computation that
     # should have set it): a uniform one no instruction writes, or one no path of its
     # function writes (fn2 of seed 22005165 reads the caller's P6): any value, any instruction.
