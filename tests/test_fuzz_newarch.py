@@ -79,3 +79,42 @@ def test_cluster_program_agrees():
     assert ".reqnctapercluster" in case.text and "mapa" in case.text
     out = run_case(case)
     assert out.cls == "pass", f"{out.sig}: {out.detail}"
+
+
+ELECT_PTX = """.version 9.1
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+    .reg .b32 %r<8>; .reg .pred %p<3>; .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r2, %tid.x;
+    elect.sync %r1|%p1, 0xffffffff;
+    mul.lo.u32 %r3, %r1, %r2;
+    selp.u32 %r4, 1, 0, %p1;
+    add.u32 %r3, %r3, %r4;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd2, %rd1, %rd2;
+    st.global.u32 [%rd2], %r3;
+    ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a", "sm_110a", "sm_120a"])
+def test_elect_uniform_result_latency(arch):
+    """ptxas 13.5 reads ELECT's uniform result (the elected lane) 2 cycles after it, as a
+    UMOV's (the latency tables' `uniform_moves`); the emulator's checker asked 6 and called
+    ptxas's code hazardous (campaign sm_90a seeds 43500005, 43500012, 43500013; sm_100a
+    43600000, 43600004, 43600016)."""
+    import numpy as np
+
+    from ptx2sass.emu.launch import run
+    r = oracle.ptxas(ELECT_PTX.format(arch=arch), arch)
+    if r.returncode != 0 and "not found" in r.stderr:
+        pytest.skip("ptxas not installed")
+    out = np.zeros(32, np.uint32)
+    res = run(r.output, "k", (1, 1, 1), (32, 1, 1), [out], hazard_check=True)
+    assert not res.hazards, res.hazards
+    assert list(out[:3]) == [1, 0, 0]      # lane 0 elected: 0 * tid + 1, then 0 * tid + 0
