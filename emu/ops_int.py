@@ -937,8 +937,9 @@ def op_i2ip(w, s, active, mask):
 
 
 @semantics("NOP", "UNOP", "NANOSLEEP", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
-           "PMTRIG", "CGAERRBAR", "ACQBULK", "ENDCOLLECTIVE", vector=True)
+           "PMTRIG", "CGAERRBAR", "ACQBULK", "ENDCOLLECTIVE", "PREEXIT", vector=True)
 def op_nop(w, s, active, mask):
-    pass
+    """No effect on the registers or memory of a launch (PREEXIT: griddepcontrol's
+    launch_dependents lets a dependent grid start early; the emulator runs one grid)."""
 
 
