@@ -129,6 +129,13 @@ def _name(reg: tuple) -> str:
     return f"{reg[0]}{reg[1]}"
 
 
+# instructions that count asynchronous groups on a scoreboard: LDGDEPBAR (cp.async), and
+# UTMACMDFLUSH (cp.async.bulk.commit_group: ptxas 13.5's sm_100a code puts a bulk group on
+# SB0 with the cp.async groups and drains both with one `DEPBAR.LE SB0, 0x0`, fuzz
+# 43600043, tests/fuzz_regressions/utmacmdflush_group_scoreboard_sm100.ptx)
+ASYNC_GROUP_COUNTERS = ("LDGDEPBAR", "UTMACMDFLUSH")
+
+
 def _async_group_findings(instructions) -> list[tuple[int, str]]:
     """(offset, message) of TimingModel._check_async_groups's hazards, in order."""
     found = []
@@ -139,7 +146,7 @@ def _async_group_findings(instructions) -> list[tuple[int, str]]:
         if ins.opcode == "DEPBAR" and c.stall < MIN_STALL["DEPBAR"]:
             found.append((off, f"DEPBAR stalls {c.stall} cycles; its wait takes hold after "
                                f"{MIN_STALL['DEPBAR']}"))
-        if not groups or ins.opcode == "LDGDEPBAR":
+        if not groups or ins.opcode in ASYNC_GROUP_COUNTERS:
             continue
         for sb in sorted(groups):
             # a wait on it drains every group (conservative): ptxas 13.5's CCTL.IVALL waits on

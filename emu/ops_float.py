@@ -700,6 +700,17 @@ def _f2f_nan(w, a_op, src: str, dst: str) -> np.ndarray:
     return (sign << U64(dbits - 1)) | (exp << U64(dman)) | man | U64(1 << (dman - 1))
 
 
+def _unpack_shift(op) -> int:
+    """Where an UNPACK_B source's pair starts: its high half for `.H1`, byte N for `.BN`
+    (ptxas's sm_100a `F2FP.F16.E2M1.UNPACK_B R0, R7.B2` widens byte 2 of R7: fuzz 43600275)."""
+    for name in getattr(op, "suffix", ()):
+        if name == "H1":
+            return 16
+        if len(name) == 2 and name[0] == "B" and name[1] in "0123":
+            return 8 * int(name[1])
+    return 0
+
+
 def _f2fp_fp8(w, s, mask):
     """FP8 pairs: PACK_AB narrows two FP32 (Ra high byte, Rb low byte; _MERGE_C puts Rc's low
     half above them); .F16 UNPACK_B_MERGE_C narrows the two halves of Ra the same way;
@@ -712,8 +723,7 @@ def _f2fp_fp8(w, s, mask):
     if "UNPACK_B" in mods:
         d, b_op = ops[0], ops[-1]
         b = np.broadcast_to(w.r(b_op), (32,))
-        if "H1" in getattr(b_op, "suffix", ()):
-            b = b >> U32(16)
+        b = b >> U32(_unpack_shift(b_op))
         out = np.zeros(32, dtype=U32)
         for lane in np.flatnonzero(mask).tolist():      # the lanes it writes
             word = 0
@@ -787,8 +797,7 @@ def _f2fp_narrow(w, s, mask):
     if "UNPACK_B" in mods:
         d, b_op = ops[0], ops[1]
         b = np.broadcast_to(w.r(b_op), (32,))
-        if "H1" in getattr(b_op, "suffix", ()):
-            b = b >> U32(16)
+        b = b >> U32(_unpack_shift(b_op))
         for lane in lanes:
             word = 0
             for i in range(2):
@@ -830,7 +839,7 @@ def _widen_to_bf16(w, s, mask, width: int, decode):
     mods = s.ins.modifiers
     d, a_op, bound_op = s.ins.operands[:3]
     bound = _half_immediate(bound_op)
-    a = np.broadcast_to(w.r(a_op), (32,))
+    a = np.broadcast_to(w.r(a_op), (32,)) >> U32(_unpack_shift(a_op))
     out = np.zeros(32, dtype=U32)
     for lane in np.flatnonzero(mask).tolist():
         word = 0

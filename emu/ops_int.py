@@ -656,21 +656,29 @@ def op_plop3(w, s, active, mask):
     w.wp(pd2, r2, mask)
 
 
+def _byte_shift(names) -> int:
+    """The bit a packing of predicates starts at: byte N of the register for `.BN` (P2R's
+    modifier, R2P's source suffix), byte 0 without."""
+    return next((8 * int(n[1]) for n in names if len(n) == 2 and n[0] == "B" and n[1] in "0123"), 0)
+
+
 @semantics("P2R", "UP2R", "UP2UR")
 def op_p2r(w, s, active, mask):
     """P2R Rd, PR, [Rb,] mask: predicates as bits (of Rb's other bits); UP2R/UP2UR: the
     uniform predicates (UP2UR URd, UPR, URb, mask: ptxas 13.5.37's sm_89 packing of
-    uniform predicates, campaign 9 seed 20006131)."""
+    uniform predicates, campaign 9 seed 20006131). `.B1`..`.B3` put them in that byte
+    (ptxas's sm_90 `UP2UR.B3 UR62, UPR, UR62, 0xff` keeps a parameter's bits 0..23)."""
     ops = s.ins.operands
     d = ops[0]
     srcmask = int(ops[-1].value) if isinstance(ops[-1], Imm) else 0x7F
+    shift = _byte_shift(s.ins.modifiers)
     v = np.zeros(LANES if s.ins.opcode == "P2R" else 1, dtype=U32)
     pfile = w.P if s.ins.opcode == "P2R" else w.UP[:, None]
     for i in range(7):
         if srcmask >> i & 1:
-            v = v | (pfile[i].astype(U32) << U32(i))
+            v = v | (pfile[i].astype(U32) << U32(i + shift))
     if len(ops) == 4:    # P2R Rd, PR, Rb, mask: merge into Rb's other bits
-        base = w.r(ops[2]) & ~U32(srcmask)
+        base = w.r(ops[2]) & ~U32((srcmask << shift) & 0xFFFFFFFF)
         v = v | base
     w.w(d, v, mask)
 
@@ -678,11 +686,23 @@ def op_p2r(w, s, active, mask):
 @semantics("R2P")
 def op_r2p(w, s, active, mask):
     _, a, m = s.ins.operands
-    v = w.r(a)
+    v = w.r(a) >> U32(_byte_shift(a.suffix))
     bits = int(m.value)
     for i in range(7):
         if bits >> i & 1:
             np.copyto(w.P[i], (v >> U32(i) & U32(1)) != 0, where=mask)
+
+
+@semantics("UR2UP")
+def op_ur2up(w, s, active, mask):
+    """UR2UP UPR, URa[.BN][, mask]: the uniform predicates UP0..UP6 from bits of URa's byte N
+    (every one without a mask): ptxas's sm_90 restore of an `UP2UR.B3` packing."""
+    a = s.ins.operands[1]
+    bits = int(s.ins.operands[2].value) if len(s.ins.operands) > 2 else 0x7F
+    v = w.r(a) >> U32(_byte_shift(a.suffix))
+    for i in range(7):
+        if bits >> i & 1:
+            w.wp(Reg("UP", i), (v >> U32(i) & U32(1)) != 0, mask)
 
 
 # --------------------------------------------------------------------------- shifts and bits
@@ -917,8 +937,9 @@ def op_i2ip(w, s, active, mask):
 
 
 @semantics("NOP", "UNOP", "NANOSLEEP", "MEMBAR", "ERRBAR", "CCTL", "CCTLL", "FENCE",
-           "PMTRIG", "CGAERRBAR", "ACQBULK", "ENDCOLLECTIVE", vector=True)
+           "PMTRIG", "CGAERRBAR", "ACQBULK", "ENDCOLLECTIVE", "PREEXIT", vector=True)
 def op_nop(w, s, active, mask):
-    pass
+    """No effect on the registers or memory of a launch (PREEXIT: griddepcontrol's
+    launch_dependents lets a dependent grid start early; the emulator runs one grid)."""
 
 

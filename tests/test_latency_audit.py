@@ -73,11 +73,13 @@ def test_scoreboards_agree_with_ptxas(audit):
 def test_fuzz_corpus_measures_ptxas_distances():
     """`--corpus fuzz`: the fuzzer's programs as a campaign for the arch makes them, ptxas's
     cubins only; fuzz 28001138 (campaign 16, sm_100) has ptxas's HMNMX2 -> HSETP2 at 4, which
-    the sm_100 table allows (it asked 5 before branch arch15). `opcodes` skips programs without them."""
-    a = la.run_audit(("fuzz",), arch="sm_100", fuzz=([28001138], ("HMNMX2", "HSETP2")))
+    the sm_100 table allows (it asked 5 before branch arch15). `opcodes` skips programs without them.
+    The program is campaign 16's: sm_89 PTX (sm_100 campaigns write their own `.target` since
+    branch fuzzgen32)."""
+    a = la.run_audit(("fuzz",), arch="sm_100", fuzz=([28001138], ("HMNMX2", "HSETP2"), "sm_89"))
     assert a.kernels == 1 and not a.hazards, a.hazards
     assert a.raw["HMNMX2", "R", 0, "alu", "HSETP2"].min == 4
-    assert la.run_audit(("fuzz",), arch="sm_100", fuzz=([28001138], ("IMMA",))).kernels == 0
+    assert la.run_audit(("fuzz",), arch="sm_100", fuzz=([28001138], ("IMMA",), "sm_89")).kernels == 0
 
 
 def _table_keys():

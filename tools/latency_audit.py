@@ -377,11 +377,13 @@ def _launches(corpus: str, limit: int | None, max_threads: int, arch: str):
         raise ValueError(f"unknown corpus {corpus!r}")
 
 
-def _fuzz_launches(seeds, opcodes=(), arch: str = "sm_89"):
+def _fuzz_launches(seeds, opcodes=(), program_arch: str | None = None, arch: str = "sm_89"):
     """The fuzzer's programs of `seeds` as a campaign for `arch` makes them (statements
     ptxas refuses for the arch's `.target` peeled off), ptxas's cubin of each; with
     `opcodes`, only the programs whose cubin holds every one of them (the others are not run:
-    running is what costs)."""
+    running is what costs). `program_arch`: generate the programs a campaign for that arch
+    made (an sm_89 program compiled for sm_100, as campaigns did before sm_90+ programs got
+    their own `.target`)."""
     from types import SimpleNamespace
 
     from ptx2sass.emu.loader import load_program
@@ -393,7 +395,7 @@ def _fuzz_launches(seeds, opcodes=(), arch: str = "sm_89"):
         return detail if cubin is None and _only_newer_target(detail) else None
     for seed in seeds:
         def run(timing, decoder_for, seed=seed):
-            case = peel(make_program(seed, Options(arch=arch)), arch, refusal, Options().peel)
+            case = peel(make_program(seed, Options(arch=program_arch or arch)), arch, refusal, Options().peel)
             cubin, _ = compile_ptxas(case)
             if cubin is None:
                 return None
@@ -409,7 +411,7 @@ def run_audit(corpora=("zluda", "cuda", "tinygrad"), limit: int | dict | None = 
     """Audit the launches of `corpora` compiled by ptxas for `arch` against that arch's
     latency model; `limit`: at most that many launches per corpus (an even spread), or a
     dict corpus → limit; `names`: corpus → the launches to take; `fuzz`: (seeds, opcodes)
-    of the `fuzz` corpus (see _fuzz_launches)."""
+    [, program arch] of the `fuzz` corpus (see _fuzz_launches)."""
     audit = Audit(arch=arch)
     model = audit_model(audit)
     for corpus in corpora:

@@ -1568,6 +1568,19 @@ OPS: list[tuple[str, float, object]] = [
 ]
 
 
+def _new_arch_op(name):
+    def op(g, ctx):
+        from ptx2sass.fuzz.newarch_ops import NEW_OPS
+        return NEW_OPS[name](g, ctx)
+    return op
+
+
+# the sm_90+ groups (fuzz/newarch.py): no program for an older arch has them on
+OPS += [(name, weight, _new_arch_op(name)) for name, weight in
+        (("cluster", 2.5), ("elect", 1.0), ("fences", 0.8), ("bulk", 1.2), ("stmatrix", 1.2),
+         ("reduxf", 1.2), ("fp6", 1.5))]
+
+
 def _op_texture(g, ctx):
     from ptx2sass.fuzz.textures import op_texture
     return op_texture(g, ctx)
@@ -1663,9 +1676,19 @@ class Generator:
         self.sm = program_sm(arch)
         self.rng = random.Random(seed)
         rng = self.rng
+        from ptx2sass.fuzz import newarch
+        # sm_90 and newer: the campaign arch's own `.target`, and its own groups (a stream
+        # of their own: the main stream's draws stay those of sm_89)
+        self.arch = arch
+        self.header = newarch.program_header(arch)
         if features is None:
             features = {f for f, p in FEATURES.items() if rng.random() < p} | set(ALWAYS)
+            if self.header is not None:
+                features |= newarch.draw_groups(seed, arch)
         self.features = set(features) - set(exclude)
+        if self.on("cluster"):
+            # every thread meets the cluster barrier before its CTA leaves
+            self.features.discard("exit")
         self.prog_fmad = "fmadoff" not in self.features
         self.size = size or rng.choice((8, 15, 25, 35, 50))
         self.pressure = rng.choice(("low", "low", "medium", "medium", "high", "extreme")) \
@@ -1682,6 +1705,12 @@ class Generator:
 
     def on(self, feature: str) -> bool:
         return feature in self.features
+
+    def own_target_has(self, text: str) -> bool:
+        """Whether the program's own target (sm_90+, `newarch`) has every instruction of a
+        statement, as far as the PTX ISA inventory knows them."""
+        from ptx2sass.fuzz.newarch import statement_on_target
+        return self.header is not None and statement_on_target(text, self.arch)
 
     def has(self, spelling: str) -> bool:
         """Whether the program's target has this instruction spelling (the inventory's
@@ -1903,6 +1932,12 @@ class Generator:
     def program(self) -> Program:
         rng = self.rng
         grid, block = self.launch()
+        cluster = None
+        if self.on("cluster"):
+            from ptx2sass.fuzz.newarch import CLUSTER_SHAPES
+            cluster = rng.choice(CLUSTER_SHAPES)
+            grid = (cluster[0] * rng.choice((1, 1, 2)), 1, 1)
+        self.grid, self.cluster = grid, cluster
         self.block_threads = block[0] * block[1] * block[2]
         if self.on("call"):
             for i in range(rng.randint(1, 3)):
@@ -1918,9 +1953,15 @@ class Generator:
             while sum(1 for r in self.regs if r.kind == "b32" and r.role == "value") < hi:
                 r = self.new_reg("b32")
                 body.insert(rng.randrange(len(body) + 1), self._touch(r))
+        header = {}
+        if self.header is not None:
+            from ptx2sass.fuzz.newarch_ops import cluster_gather
+            if self.on("cluster"):
+                body.append(cluster_gather(self, Ctx()))
+            header = dict(target=self.header[0], version=self.header[1], cluster=cluster)
         return Program(self.seed, self.regs, body, self.funcs, grid, block, self.prog_fmad,
                        tuple(sorted(self.features)), self.pressure, self._n_local,
-                       objects=dict(self.texture_objects))
+                       objects=dict(self.texture_objects), **header)
 
     def _touch(self, r: Reg) -> Op:
         """A cheap statement that reads a pool register into another (keeps it live)."""

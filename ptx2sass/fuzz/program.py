@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 KINDS = ("pred", "b16", "b32", "b64")
 PREFIX = {"pred": "p", "b16": "h", "b32": "r", "b64": "d"}
 BITS = {"pred": 1, "b16": 16, "b32": 32, "b64": 64}
+TEMP_PREFIX = {"b8": "q"}     # kinds only a statement's temporaries have (fp4 conversions' .b8)
 PTX_VERSION = "8.5"
 TARGET = "sm_89"
 FULL_MASK = "0xffffffff"
@@ -191,6 +192,9 @@ class Program:
     local_arrays: int = 0
     observe: set | None = None    # register ids stored at the end (None: every one the body names)
     objects: dict = field(default_factory=dict)   # texture/surface name -> descriptor (fuzz/textures.py)
+    target: str = TARGET          # `.target` (the campaign arch from sm_90 on: fuzz/newarch.py)
+    version: str = PTX_VERSION
+    cluster: tuple | None = None  # `.reqnctapercluster` (CTAs of a thread-block cluster)
 
     @property
     def threads_per_block(self) -> int:
@@ -275,8 +279,8 @@ _PLACEHOLDER = re.compile(r"\$([a-z]+[0-9]*)")
 from ptx2sass.fuzz.textures import OBJECTS as TEXTURE_OBJECTS  # noqa: E402
 
 INFRA_NAMES = ("tid", "gtid", "lane", "inb", "inp", "ctr", "priv", "sh", "shp", "nthr", "sq", "wsg", "wss",
-               *TEXTURE_OBJECTS)
-SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat", "blob": "p_blob"}
+               "clb", "crk", "cnx", *TEXTURE_OBJECTS)
+SYMBOLS = {"cst": "g_const", "glb": "g_glob", "shs": "g_shared", "mat": "g_mat", "blob": "p_blob", "clu": "g_cl"}
 SQ_BYTES = 32                # g_sq: every thread's own 32 shared bytes (loads/stores/atomics of any width)
 BLOB_BYTES = 32              # p_blob: a kernel parameter that .param-space loads read
 MATRIX_WORDS = 1024          # g_mat: shared words ldmatrix/wmma read, written by every thread first
@@ -310,9 +314,9 @@ class _Renderer:
 
     # names -------------------------------------------------------------------------------
     def temp(self, kind: str) -> str:
-        n = self.temp_count[kind]
-        self.temp_count[kind] += 1
-        name = f"%t{PREFIX[kind]}{n}"
+        n = self.temp_count.get(kind, 0)
+        self.temp_count[kind] = n + 1
+        name = f"%t{TEMP_PREFIX.get(kind) or PREFIX[kind]}{n}"
         self.extra_regs[name] = kind
         return name
 
@@ -398,6 +402,9 @@ class _Body:
         def repl(m):
             word = m.group(1)
             if word in sub:
+                return sub[word]
+            if word.startswith("lbl"):          # a label of the statement's own
+                sub[word] = self.rd.fresh_label(word)
                 return sub[word]
             if word in INFRA_NAMES:
                 self.rd.infra_used.add(word)
@@ -664,6 +671,11 @@ _INFRA = {
                     "add.s64 %g_wsg, %g_wsg, {scratch};"], ("wsw", "ctr")),
     "wss": ("b32", ["and.b32 %g_wss, %g_tid, -32;", "mov.u32 %g_t32, g_wsc;",
                     "mad.lo.u32 %g_wss, %g_wss, 128, %g_t32;"], ("tid", "t32")),
+    # thread-block clusters (fuzz/newarch.py): this thread's word of g_cl, its CTA's rank
+    # in the cluster, the next CTA's rank (the one whose second half this thread writes)
+    "clb": ("b32", ["mov.u32 %g_clb, g_cl;", "mad.lo.u32 %g_clb, %g_tid, 4, %g_clb;"], ("tid", "crk")),
+    "crk": ("b32", ["mov.u32 %g_crk, %cluster_ctarank;"], ()),
+    "cnx": ("b32", ["add.u32 %g_cnx, %g_crk, 1;", "rem.u32 %g_cnx, %g_cnx, {csize};"], ("crk",)),
 }
 # texture/surface handles: `.u64` kernel parameters the launcher binds (fuzz/textures.py)
 _INFRA.update({n: ("b64", [f"ld.param.u64 %g_{n}, [p_{n}];"], ()) for n in TEXTURE_OBJECTS})
@@ -765,7 +777,8 @@ def render(prog: Program) -> Rendered:
     dims = {"nx": prog.block[0], "ny": prog.block[1], "gx": prog.grid[0], "tpb": prog.threads_per_block,
             "rec": record, "outrec": max(1, nslots) * SLOT_BYTES,
             "flat_block": prog.block[1] == prog.block[2] == 1, "one_cta": tuple(prog.grid) == (1, 1, 1),
-            "scratch": COUNTER_BYTES + PRIVATE_BYTES * prog.threads}
+            "scratch": COUNTER_BYTES + PRIVATE_BYTES * prog.threads,
+            "csize": prog.cluster[0] * prog.cluster[1] * prog.cluster[2] if prog.cluster else 1}
     if nslots:
         rd.infra_used.add("outp")
     if inputs:
@@ -773,6 +786,8 @@ def render(prog: Program) -> Rendered:
     if any(r.init[0] == "tid" for r in kernel_regs):
         rd.infra_used.add("tid")
     shared = any(n in rd.infra_used for n in ("sh", "shp", "shs"))
+    if "clu" in rd.infra_used:          # g_cl by name: its words start written as with $clb
+        rd.infra_used.add("clb")
     if shared:
         rd.infra_used.add("shp")
     infra = _infra_order(rd.infra_used)
@@ -784,6 +799,15 @@ def render(prog: Program) -> Rendered:
         for i in range(LOCAL_ARRAY_WORDS):
             value = (0x9E3779B9 * (i + 1) + 7 * int(n[3:])) & 0xFFFFFFFF
             prelude.append(f"    st.local.u32 [g_{n}+{4 * i}], {value};")
+    cluster_shared = "clb" in rd.infra_used
+    if cluster_shared:
+        # g_cl's first half: a value per thread and CTA, read anywhere in the cluster once
+        # every CTA has written its own; the second half: one word per thread, written only by
+        # the thread of its number in the previous CTA (and read back after a cluster barrier)
+        tpb = prog.threads_per_block
+        prelude += ["    mad.lo.u32 %g_clv, %g_crk, 65536, %g_tid;", "    xor.b32 %g_clv, %g_clv, 0x5bd1e995;",
+                    "    st.shared.u32 [%g_clb], %g_clv;", f"    st.shared.u32 [%g_clb+{4 * tpb}], 0;",
+                    "    barrier.cluster.arrive.release.aligned;", "    barrier.cluster.wait.acquire.aligned;"]
     if "sq" in rd.infra_used:
         prelude += [f"    st.shared.v4.u32 [%g_sq+{16 * k}], {{%g_tid, {0x5A5A0000 + k}, {0x3F800000 + k}, {k}}};"
                     for k in range(SQ_BYTES // 16)]
@@ -837,6 +861,8 @@ def render(prog: Program) -> Rendered:
     decls += [f"    .reg .{_INFRA[n][0]} %g_{n};" for n in infra]
     if shared:
         decls.append("    .reg .pred %g_first;")
+    if cluster_shared:
+        decls.append("    .reg .b32 %g_clv;")
     if "wss" in rd.infra_used:
         decls.append("    .reg .b32 %g_wz;")
     if "mat" in rd.infra_used:
@@ -850,6 +876,8 @@ def render(prog: Program) -> Rendered:
         mod_decls.append(f".shared .align 128 .b32 g_mat[{MATRIX_WORDS}];")
     if "wss" in rd.infra_used:
         mod_decls.append(f".shared .align 128 .b8 g_wsc[{WARP_SCRATCH * -(-prog.threads_per_block // 32)}];")
+    if cluster_shared:
+        mod_decls.append(f".shared .align 16 .b32 g_cl[{2 * prog.threads_per_block}];")
     if "sq" in rd.infra_used:
         mod_decls.append(f".shared .align 32 .b8 g_sq[{SQ_BYTES * prog.threads_per_block}];")
     if "cst" in rd.infra_used:
@@ -867,13 +895,18 @@ def render(prog: Program) -> Rendered:
     param_decl += [f".param .{t} {n}" if t not in ("blob", "handle") else
                    f".param .u64 {n}" if t == "handle" else f".param .align 16 .b8 {n}[{BLOB_BYTES}]"
                    for n, t, _, _ in params]
-    head = [f".version {PTX_VERSION}", f".target {TARGET}", ".address_size 64", ""]
+    head = [f".version {prog.version}", f".target {prog.target}", ".address_size 64", ""]
     plain = [(t, None) for t in head + mod_decls + ([""] if mod_decls else [])]
     for f_lines in func_text:
         plain += f_lines
-    plain += [(t, None) for t in [f".visible .entry fuzz_kernel({', '.join(param_decl)})", "{"]
-              + kernel_decls + decls + prelude]
-    plain += body + stores + [("    ret;", None), ("}", None), ("", None)]
+    entry = [f".visible .entry fuzz_kernel({', '.join(param_decl)})"]
+    if prog.cluster:
+        entry.append(".reqnctapercluster {}, {}, {}".format(*prog.cluster))
+    plain += [(t, None) for t in entry + ["{"] + kernel_decls + decls + prelude]
+    # no CTA leaves while another may still reach its shared memory
+    leave = ["    barrier.cluster.arrive.release.aligned;", "    barrier.cluster.wait.acquire.aligned;"] \
+        if cluster_shared else []
+    plain += body + stores + [(t, None) for t in leave] + [("    ret;", None), ("}", None), ("", None)]
     text = "\n".join(t for t, _ in plain)
     owners = [o for _, o in plain]
 
