@@ -206,6 +206,23 @@ def _own_forms(arch: str) -> tuple[str, ...]:
     return (own,) if isinstance(own, str) else own
 
 
+@functools.cache
+def _unnamed_modifiers(arch: str) -> frozenset[tuple[str, str]]:
+    """`Target.unnamed_modifiers` of `arch` (none for an arch the Targets do not know)."""
+    try:
+        return frozenset(target(arch).unnamed_modifiers)
+    except UnknownArch:
+        return frozenset()
+
+
+def _check_named(opcode: str, tokens, arch: str, error: type) -> None:
+    """Refuse a modifier `arch`'s nvdisasm does not name (`Target.unnamed_modifiers`)."""
+    for t in _unnamed_modifiers(arch):
+        if t[0] == opcode and t[1] in tokens:
+            raise error(f"{opcode}.{t[1]}: {arch}'s nvdisasm names no such modifier (ptxas "
+                        f"never writes it for {arch})")
+
+
 def family_numbering(family: str) -> Numbering:
     """The zero registers' numbers in the words of encoding table `family` (the Targets'
     `uniform_zero_register`)."""
@@ -426,6 +443,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         # a combination nvdisasm could not show during probing reads as the seed's
         tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
     tokens = _combined_tokens(tokens)
+    _check_named(form.opcode, tokens[1:], arch, DecodeError)
     shapes = [s["shape"] for s in form.slots]
     for e in values:
         for k, sh in e.get("shapes", {}).items():
@@ -673,6 +691,7 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
     """encode_view's search: the word and the form that took it (and, into `placed_out`, the
     printed operand, guard first, that each of the form's slots took; None where empty)."""
     name = ".".join(view.tokens)
+    _check_named(view.tokens[0], view.tokens[1:], arch, EncodeError)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
