@@ -381,11 +381,25 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     def key(match):
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
-        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups)
+        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
+            or _unplaced_tokens(form, word)
         unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
         away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
         return rank, unknown, neg_bits, unexplained, away, pos
     return table.form_at(min(matches, key=key)[1])
+
+
+def _unplaced_tokens(form: Form, word: int) -> list[str]:
+    """Tokens `word` holds in a group its form's layout does not print: turing's
+    `LD.E.U16.SYS R0, [UR4]` form (probed from a word with no L1 hint) holds the hint group
+    (bits 84-86: EF/EL/LU/EU/NA) outside its layout, and read `LD.E.EL.U16.SYS` as
+    `LD.E.U16.SYS`; such a form does not read the word."""
+    placed = {i for i in form.layout if not isinstance(i, str)}
+    out: list[str] = []
+    for gi, g in enumerate(form.groups):
+        if gi not in placed:
+            out += g["values"].get(bits_value(word, g["bits"]), {}).get("tokens", [])
+    return out
 
 
 # Modifier pairs nvdisasm prints as one name (docs/isa-facts.md): HFMA2's .FTZ and .FMZ
@@ -433,6 +447,9 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
             raise DecodeError(f"word {word:#034x} ({form.opcode}): bits {g['bits']} hold "
                               f"{v}, an encoding the table does not know")
         values.append(g["values"][v])
+    if lost := _unplaced_tokens(form, word):
+        raise DecodeError(f"word {word:#034x} ({form.opcode}): the form that reads it does not "
+                          f"print its {'.'.join(lost)}")
     tokens: list[str] = []
     for item in form.layout:
         tokens.extend([item] if isinstance(item, str) else values[item].get("tokens", []))

@@ -139,7 +139,7 @@ FILES = (("sm_120", "realworld31_sm120.words"), ("sm_89", "campaign31_sm89.words
          ("sm_100", "multimem_ld_reduce_fp8_sm100.words"), ("sm_120", "multimem_ld_reduce_fp8_sm120.words"),
          ("sm_90", "bra_any_pred.words"), ("sm_100", "bra_any_pred.words"), ("sm_103", "bra_any_pred.words"),
          ("sm_110", "bra_any_pred.words"), ("sm_120", "bra_any_pred.words"), ("sm_121", "bra_any_pred.words"),
-         ("sm_103", "ex2_bf16x2_sm103.words"))
+         ("sm_103", "ex2_bf16x2_sm103.words"), ("sm_75", "ld_l1_eviction_sm75.words"))
 
 
 def _words():
