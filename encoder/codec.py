@@ -382,7 +382,7 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
         unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
-            or _unplaced_tokens(form, word)
+            or bool(_unplaced_tokens(form, word))
         unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
         away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
         return rank, unknown, neg_bits, unexplained, away, pos
@@ -764,7 +764,11 @@ def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
     # writes, although the id-and-count-register form (0x91d) with the count RZ prints alike
     aligned = [(form, placed) for form in forms
                if (placed := _align(form, ops, shapes)) is not None]
-    aligned.sort(key=lambda fp: sum(o is None for o in fp[1]))
+    # then one whose seed prints the modifiers wanted (its bits outside the printed ones are
+    # ptxas's for that text: sm_75's `LD.E.EL.U8.SYS R0, [UR4]` sets bit 90, which nvdisasm
+    # does not print, where a `LD.EF.128.CONSTANT` seed of the same pattern holds it clear)
+    want = set(printed[1:])
+    aligned.sort(key=lambda fp: (sum(o is None for o in fp[1]), _seed_distance(fp[0], want)))
     for form, placed in aligned:
         skip = frozenset(k for k, o in enumerate(placed) if o is None)
         if form.aliases:      # the printed mnemonic may be an alias: try each way back
@@ -775,6 +779,12 @@ def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
             ways = [printed]
         out.extend((form, skip, tokens) for tokens in ways if tokens is not None)
     return out
+
+
+def _seed_distance(form: Form, want: set[str]) -> int:
+    """How many of the form's groups print, at its seed's value, a token not wanted."""
+    return sum(any(t not in want for t in g["values"].get(g["seed"], {}).get("tokens", ()))
+               for g in form.groups)
 
 
 def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
