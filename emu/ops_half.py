@@ -1,5 +1,6 @@
 """Packed half-precision (F16x2, BF16x2) arithmetic: each register holds a low and a high
-half; operand selectors `.H0_H0`/`.H1_H1` broadcast one half, `.F32` reads an FP32 value."""
+half; operand selectors `.H0_H0`/`.H1_H1` broadcast one half, `.H0_NH1` reads (-high, low), `.F32`
+reads an FP32 value."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -41,6 +42,10 @@ def _halves(w, op, kind):
             hi = lo
         elif "H1_H1" in sfx:
             lo = hi
+        elif "H0_NH1" in sfx:
+            # the pair times i: (-high, low). ptxas writes __hcmadd's cross terms as
+            # `HFMA2 R7, R3.H1_H1, R3.H0_NH1, R0`, right only with this reading
+            lo, hi = -hi, lo
     if getattr(op, "abs", False):
         lo, hi = np.abs(lo), np.abs(hi)
     if getattr(op, "neg", False):

@@ -1588,22 +1588,30 @@ class Checker:
         """kind::f8f6f4 fp6/fp4 and block-scaled `mma` (frontend/mma_narrow.py): the spelling's
         lines, then the selector pairs' values."""
         sizes = [len(op.elements) if type(op) is ast.VectorOperand else 1 for op in ins.operands]
+        # the sparse kinds: metadata and sparsity selector after C, the scale operands two later
+        sparse = any(m.startswith(".sp") for m in ins.modifiers)
+        skip = 2 if sparse else 0
+        sparsity = _constant_value(ins.operands[5]) if sparse and len(ins.operands) > 5 else None
         problems = mma_narrow.problems(ins.modifiers, len(ins.operands), self.version,
                                        self.target_name, lambda: self._fp8_mma_problems(ins), sizes)
-        if len(ins.operands) == 8 and mma_narrow.selectors_checked(ins.modifiers, problems):
+        if len(ins.operands) == 8 + skip and mma_narrow.selectors_checked(ins.modifiers, problems):
             pairs = []
-            for operand in (ins.operands[5], ins.operands[7]):
+            for operand in (ins.operands[5 + skip], ins.operands[7 + skip]):
                 elements = list(operand.elements) if type(operand) is ast.VectorOperand else []
                 values = [_constant_value(e) for e in elements]
                 pairs.append(values if len(values) == 2 else [None, None])
             # scale data in registers, selectors as two immediates each (ptxas: a register
             # selector or an immediate scale is an "Arguments mismatch")
-            shaped = all(type(ins.operands[i]) is ast.Name for i in (4, 6)) \
+            shaped = all(type(ins.operands[i + skip]) is ast.Name for i in (4, 6)) \
                 and all(None not in pair for pair in pairs)
             if not shaped:
                 problems = problems + ["Arguments mismatch for instruction 'mma'"]
             else:
-                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs)
+                name = "Sparse mma" if sparse and any(m in mma_narrow.BLOCK_KINDS for m in ins.modifiers) \
+                    else "mma"
+                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs, 5 + skip, name)
+        if sparse and mma_narrow.sync_target(self.target_name):
+            problems = problems + mma_narrow.sparse_tail(ins.modifiers, sparsity, problems)
         for message in problems:
             self.error(message, ins)
 

@@ -229,7 +229,8 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
 
 def issue_order(succs: list[list[tuple[int, int]]], npreds: list[int], height: list[int],
                 choose=None, issued=None, start: list[int] | None = None,
-                units: list[str | None] | None = None, occupancy: dict[str, int] | None = None) -> list[int]:
+                units: list[str | None] | None = None, occupancy: dict[str, int] | None = None,
+                clock: list[int] | None = None) -> list[int]:
     """The instructions' indices in issue order, one per cycle: the ready one of greatest
     height (critical path) first, an instruction being ready once every producer's latency
     has passed. `choose(ready, waiting, pop)` may decide instead: it returns an index it took
@@ -237,7 +238,8 @@ def issue_order(succs: list[list[tuple[int, int]]], npreds: list[int], height: l
     or None to wait until the next instruction is ready (`waiting` is a heap of (cycle,
     -height, index)); `issued(j)` hears of each issue. (sched.pre_schedule's predicate-aware
     order uses both.) `start`: the cycle each may issue at first, for operands in flight
-    when the region begins.
+    when the region begins. `clock`, where given: its first item is set to the cycle each
+    choice is made at (for a `choose` that times its choices).
 
     `units[j]`, `occupancy`: an instruction of a unit in `occupancy` keeps that unit busy
     for so many cycles (the MUFU unit takes 8 a warp instruction), and one waits while its
@@ -291,6 +293,8 @@ def issue_order(succs: list[list[tuple[int, int]]], npreds: list[int], height: l
         if not ready:
             t = waiting[0][0]
             continue
+        if clock is not None:
+            clock[0] = t
         j = pop(ready) if choose is None else choose(ready, waiting, pop)
         if j is None:
             t = waiting[0][0]

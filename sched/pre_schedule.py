@@ -19,6 +19,12 @@ unrolled tinygrad kernel loads every operand first and then runs hundreds of FMA
 is scheduled again for pressure: plain loads may pass each other (stores and strong loads
 still order memory), and once the live registers reach PRESSURE_LIMIT the next instruction is
 the one that adds the fewest, so each loaded value is consumed soon after it arrives.
+
+Where the order chosen still needs more than DEFER_ABOVE registers, a deferred latency order
+is tried too: an instruction that adds registers waits until it is near its latest start, so
+values ready long before their use (an unrolled hash's message schedule) are computed near
+it rather than in the first free slot; it is kept where it needs fewer registers at about
+the same in-order estimate.
 """
 from __future__ import annotations
 
@@ -66,6 +72,13 @@ OCCUPANCY_CEILING = False
 # estimate finds it faster (branch regs31: rounding_math rare_f64_functions' DFMA polynomial,
 # 19 -> 61 live for no gain); off measures what the latency order did before.
 NO_GAIN_NO_PRESSURE = True
+# An order whose instructions that add registers each wait until DEFER_WINDOW cycles before
+# their latest start (`_schedule_in_latency_order`'s `defer`), tried where the order chosen
+# needs more than DEFER_ABOVE registers (at or below, sm_89 keeps its most warps anyway):
+# kept where it needs fewer registers and its in-order estimate is at most DEFER_COST above.
+DEFER_WINDOW: int | None = 512
+DEFER_ABOVE = 32
+DEFER_COST = 0.01
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -305,7 +318,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
                      register_limit: int | None = None, p_ids: set[int] | None = None,
-                     predicate_limit: int = PREDICATE_LIMIT) -> list[MInstr]:
+                     predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -315,7 +328,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit)
+                                          register_limit, p_ids, predicate_limit, defer)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
@@ -323,7 +336,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit):
+                                          register_limit, p_ids, predicate_limit, defer):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -340,13 +353,19 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                width: dict[int, int] | None = None,
                                register_limit: int | None = None,
                                p_ids: set[int] | None = None,
-                               predicate_limit: int = PREDICATE_LIMIT) -> list[MInstr]:
+                               predicate_limit: int = PREDICATE_LIMIT,
+                               defer: int | None = None) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
     load waits for the FMA that consumes an earlier load), as long as one is on its way.
     `p_ids`, where given: the predicate vregs (`vfile`'s "P" entries). `predicate_limit`:
     the predicates that may be live at once (PREDICATE_LIMIT, or what the block's source
-    order already needs, `pre_schedule`)."""
+    order already needs, `pre_schedule`). `defer` (with `width`): an instruction that adds
+    registers waits until it is within `defer` cycles of its latest start (the region's
+    critical path less its height), so a value computed for far ahead (an unrolled SHA-256's
+    message schedule words, ready from the start, each read in its own round) is computed
+    near its use instead of in the first free slot; loads never wait (their latency is the
+    one worth covering)."""
     n = len(region)
     if n < 3:
         return region
@@ -391,7 +410,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     # R registers, when capped: the region's values from their write to their last reader
     # here (or all of it for those live after), the live-in ones until their last reader
     capped = register_limit is not None and width is not None
-    if capped:
+    deferring = defer is not None and width is not None
+    if capped or deferring:
         rdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.id in width]
                  for ins in region]
         rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
@@ -402,6 +422,10 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 rreaders[v] = rreaders.get(v, 0) + 1
         live_r = {v for v in live_in if v in width and (rreaders.get(v, 0) > 0 or v in live_after)}
         r_cur = [sum(width[v] for v in live_r)]
+    if deferring:
+        top = max((h for h in height if h < 1 << 20), default=0)
+        latest = [top - min(h, top) for h in height]
+        clock = [0]
 
     def _adds_registers(j: int) -> int:
         born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
@@ -415,15 +439,20 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             return False
         return not (capped and r_cur[0] >= register_limit and _adds_registers(j) > 0)
 
+    def early(j: int) -> bool:
+        return (latest[j] > clock[0] + defer and region[j].opcode not in LOADS
+                and _adds_registers(j) > 0)
+
     def choose(ready, waiting, pop):
-        if len(live_p) >= predicate_limit or (capped and r_cur[0] >= register_limit):
+        full = len(live_p) >= predicate_limit or (capped and r_cur[0] >= register_limit)
+        if full or deferring:
             # the first ready instruction in priority order that adds no predicate (nor
-            # register, when capped); the heap is popped only as far as that one (a scan of
-            # all of it at every step made long blocks quadratic)
+            # register, when capped) and is not early; the heap is popped only as far as
+            # that one (a scan of all of it at every step made long blocks quadratic)
             passed, best = [], None
             while ready:
                 item = heapq.heappop(ready)
-                if fits(item[1]):
+                if (not full or fits(item[1])) and not (deferring and early(item[1])):
                     best = item
                     break
                 passed.append(item)
@@ -435,6 +464,11 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 return None      # only compares are ready: wait for something else
             if capped and r_cur[0] >= register_limit:
                 return _least_adding(ready)
+            if deferring:           # nothing on its way: the one due soonest
+                best = min(ready, key=lambda item: (latest[item[1]], item))
+                ready.remove(best)
+                heapq.heapify(ready)
+                return best[1]
         return pop(ready)
 
     def _least_adding(ready) -> int:
@@ -460,7 +494,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         return best[1]
 
     def issued(j: int) -> None:
-        if capped:
+        if capped or deferring:
             for v in set(rreads[j]):
                 rreaders[v] -= 1
                 if rreaders[v] == 0 and v not in live_after and v in live_r:
@@ -482,7 +516,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 live_p.add(v)
     units = [lat.queue_of(ins.opcode) for ins in region]
     return [region[j] for j in issue_order(succs, npreds, height, choose, issued, units=units,
-                                           occupancy=lat.UNIT_OCCUPANCY)]
+                                           occupancy=lat.UNIT_OCCUPANCY,
+                                           clock=clock if deferring else None)]
 
 
 def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel, width: dict[int, int],
@@ -795,7 +830,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
 
-        def ordered(p_limit, cap=None):
+        def ordered(p_limit, cap=None, defer=None):
             """The latency order (capped at `cap` registers) keeping at most `p_limit`
             predicates live where it can. Above PREDICATE_LIMIT, an order that went past it
             (only compares were ready, the guards they lead to waiting for them) is made
@@ -804,7 +839,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                 return _reorder_block(b.instrs, live_before,
                                       lambda region, after, before: _schedule_region(
                                           region, vfile, lat, after, before, tied,
-                                          width if cap is not None else None, cap, p_ids, p_cap))
+                                          width if cap is not None or defer is not None else None,
+                                          cap, p_ids, p_cap, defer))
             got = once(p_limit)
             if p_limit > PREDICATE_LIMIT and got != b.instrs:
                 over = _pressure(got, units_out[bi], preds, fresh, live_count=p_count) - p_limit
@@ -859,6 +895,16 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         attempt(min(cap, window), min(cap, window) + CAP_MARGIN)
                         if best_far is not None:
                             break
+            if DEFER_WINDOW is not None and after > DEFER_ABOVE:
+                # the order with each register-adding instruction issued near its latest
+                # start: kept where it needs fewer registers for no more than DEFER_COST of
+                # the in-order estimate
+                lazy = ordered(p_limit, defer=DEFER_WINDOW)
+                if lazy != out and lazy != b.instrs:
+                    lazy_pressure = _pressure(lazy, units_out[bi], width, fresh, r_units, count)
+                    if lazy_pressure < after and (_in_order_cycles(lazy, vfile, lat, FAR_LOAD)
+                                                  <= (1 + DEFER_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)):
+                        out, after = lazy, lazy_pressure
             if out == b.instrs:
                 return None
             if NO_GAIN_NO_PRESSURE and after > before and (_in_order_cycles(out, vfile, lat, FAR_LOAD)

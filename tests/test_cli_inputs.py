@@ -86,6 +86,24 @@ def test_function_linkage_rules_match_ptxas(name, compile_only, tmp_path, capsys
     _assert_same(theirs, ours)
 
 
+LINKAGE_PAIRS = [f"{a} {b}" for a, b in itertools.product(
+    (".visible", ".extern", ".weak", ".common"), repeat=2)]
+
+
+@pytest.mark.parametrize("what", ["entry", "func", "global"])
+@pytest.mark.parametrize("pair", LINKAGE_PAIRS)
+def test_two_linkage_directives_are_a_syntax_error_as_in_ptxas(pair, what, tmp_path, capsys,
+                                                                monkeypatch):
+    """ptxas takes one linkage directive per symbol ("Parsing error near '.visible'"); we
+    took any run of them (the simd_video.cu harvest, 2026-11-29)."""
+    item = {"entry": f"{pair} .entry e() {{ ret; }}\n",
+            "func": f"{pair} .func f() {{ ret; }}\n",
+            "global": f"{pair} .global .u32 g;\n"}[what]
+    text = HEADER + item + ENTRY_ONLY
+    theirs, ours = _both({"x.ptx": text}, ["-arch=sm_89", "x.ptx"], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
 # ---------------------------------------------------------------------------- several inputs
 
 def _caller(linkage: str) -> str:

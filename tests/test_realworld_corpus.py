@@ -255,7 +255,10 @@ def test_sm120_retargeted_modules_compile_and_match_ptxas(source):
                                        ("int8_dot.cu@sm_75", "quantize_int8"),
                                        ("stencil3d_params.cu@sm_75", "scalar_widths"),
                                        ("graph_hash.cu@sm_75", "spin_lock_ledger"),
-                                       ("atomic_widths.cu@sm_120", "half_pairs")])
+                                       ("atomic_widths.cu@sm_120", "half_pairs"),
+                                       ("intrinsics_misc.cu@sm_89", "k_halfmath"),
+                                       ("intrinsics_misc.cu@sm_90", "k_half_atomics"),
+                                       ("intrinsics_misc.cu@sm_86", "k_halfmath")])
 def test_ptxas_forms_the_tables_lacked_decode(key, entry):
     """ptxas writes `LEA.X R3, R25, 0x3ff00000, 0x14, P2` (cuda::std::complex<double>'s
     division) on sm_80..90 and `HSET2.BF.EQ.AND R, R, imm, imm, PT` (h2log2) on sm_90 and
@@ -263,7 +266,10 @@ def test_ptxas_forms_the_tables_lacked_decode(key, entry):
     and `F2F.F64.F32 R, c[0x0][0x180]`, and `STG.E.64.STRONG.SYS [UR4], R2` (a volatile store
     to a module variable, graph_hash.cu), and on sm_120 `QSPC.E.S P0, RZ, [R4.64+UR10]` (a generic
 __half2 atomicAdd's space test, atomic_widths.cu); the tables had no such forms, so the emulator could
-    not run ptxas's cubin (tools/isa_seeds/lea_x_immediate.words, realworld_open9_sm*.words, turing_stg_ur.words, realworld31_sm120.words)."""
+    not run ptxas's cubin (tools/isa_seeds/lea_x_immediate.words, realworld_open9_sm*.words, turing_stg_ur.words, realworld31_sm120.words).
+    intrinsics_misc.cu: `HFMA2 R5, R2.reuse.H1_H1, R2.H0_NH1, R5` (__hcmadd) on sm_89 and
+    `HADD2.BF16_V2 R4, R5, 2, 2`, `F2FP.BF16.F32.PACK_AB R0, R0, 1` (bf16 atomicAdd) on sm_90
+    (realworld32_*.words); on sm_86 the emulator read `.H0_NH1` as no selector: a mismatch."""
     name, _, arch = key.partition("@")
     module = _module(key) if arch not in ("sm_75", "sm_120") else \
         next(m for m in rw.retargeted(arch) if module_key(m) == name)

@@ -496,7 +496,16 @@ class ConvertSelection:
         dst = self.dst(d)
         if _bits(dty) == 64:
             self.begin_wide(d)
-        src = a if isinstance(a, VOp) else self.force_wide(a) if _bits(sty) == 64 else self.reg_part(a)
+        if isinstance(a, VOp):
+            src = a
+        elif _bits(sty) == 64:
+            src = self.force_wide(a)
+        elif _is_float(dty) and not _is_float(sty) and _bits(sty) == 32:
+            # I2F/I2FP read a kernel parameter or `__constant__` word in place, as ptxas
+            # (`I2FP.F32.S32 R24, c[0x3][0x5c]`); slots that cannot are legalised later
+            src = self.part_of(a, 0)
+        else:
+            src = self.reg_part(a)
         round_to = ROUNDING.get(rnd) if rnd in ROUNDING else None
         if _is_float(dty) and _is_float(sty):
             if dty == sty:
