@@ -35,6 +35,10 @@ def _uniform_mask(w, op, active) -> int:
     return v & FULL
 
 
+def _predicate_operand(ops) -> bool:
+    return bool(ops) and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP")
+
+
 @semantics("BRA", vector=True)
 def op_bra(w, s, active, mask):
     mods = s.ins.modifiers
@@ -59,12 +63,14 @@ def op_bra(w, s, active, mask):
         taken = active if cond else np.zeros(32, bool)
         # BRA.CONV taken / BRA.DIV not taken: the lanes go on knowing they are together on m
         w.sync_hint[active] = m if converged else FULL
-    elif ops and isinstance(ops[0], Reg) and ops[0].file in ("P", "UP"):
-        taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
     elif "ANY" in mods:
-        # `@P BRA.U.ANY`: the warp's lanes here all go where the guard holds in any of them
-        # (ptxas's ELECT loops: the lanes stay together)
-        taken = active if mask.any() else mask
+        # `@P BRA.U.ANY [Q]`: the warp's lanes here all go where the guard (and the predicate
+        # operand, which nvdisasm prints from bits 87-90 as for a plain BRA) holds in any of
+        # them (ptxas's ELECT loops: the lanes stay together)
+        cond = mask & w.pred(ops[0]) if _predicate_operand(ops) else mask
+        taken = active if cond.any() else cond
+    elif _predicate_operand(ops):
+        taken = mask & w.pred(ops[0])   # BRA with a predicate operand (BRA.U !UP0 …)
     elif "U" in mods:
         # `@P BRA.U`: unanimous, taken only where the guard holds in every lane here, else by
         # none; the lanes stay together. ptxas skips a predicated subroutine call that way,

@@ -302,12 +302,14 @@ def op_mufu(w, s, active, mask):
         out = np.where(np.isnan(y), U32(0x7FFFFFFF), out)
         w.w(d, out, mask)
         return
-    if "F16x2" in s.ins.modifiers:
-        # MUFU.<fn>.F16x2 (sm_103's ex2.approx.f16x2): each half of the source as
-        # MUFU.<fn>.F16 takes one, the two FP16 results packed low and high
+    if "F16x2" in s.ins.modifiers or "BF16x2" in s.ins.modifiers:
+        # MUFU.<fn>.F16x2 / .BF16x2 (sm_103's ex2.approx.f16x2 / ex2.approx.ftz.bf16x2): each
+        # half of the source as MUFU.<fn>.F16 / .BF16 takes one, the two results packed low
+        # and high
+        kind = "bf16" if "BF16x2" in s.ins.modifiers else "f16"
         bits = w.r(a_op)
-        halves = [_half_result(fn, fp.half_to_f64(((bits >> U32(k)) & U32(0xFFFF)).astype(np.uint16), "f16"),
-                               a_op, "f16").astype(U32) << U32(k) for k in (0, 16)]
+        halves = [_half_result(fn, fp.half_to_f64(((bits >> U32(k)) & U32(0xFFFF)).astype(np.uint16), kind),
+                               a_op, kind).astype(U32) << U32(k) for k in (0, 16)]
         w.w(d, halves[0] | halves[1], mask)
         return
     kind = "bf16" if "BF16" in s.ins.modifiers else "f16"

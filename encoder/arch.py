@@ -366,6 +366,15 @@ class Target:
     # and writes: ptxas 13.5 writes the same words for sm_103 as for sm_100 (but for its own
     # MUFU.EX2.F16x2), for sm_121 as for sm_120 (None: its own name)
     own_forms: str | tuple[str, ...] | None = None
+    # one MUFU.EX2.F16x2 / MUFU.EX2.BF16x2 for `ex2.approx.f16x2` / `ex2.approx.ftz.bf16x2`
+    # (ptxas 13.5 on sm_103 only; elsewhere two half MUFUs joined by PRMT, and tanh stays so
+    # on sm_103 too)
+    packed_ex2: bool = False
+    # (opcode, modifier) of the table's own/primary forms that this arch's nvdisasm names not
+    # (it prints the bits as `.???<n>`) and ptxas never writes for it: the codec refuses a word
+    # that reads so and the text (sm_110: F2FP `.RS`, bit 81, printed `.???4`; `cvt.rs` is
+    # sm_100a/sm_103a only)
+    unnamed_modifiers: tuple[tuple[str, str], ...] = ()
     # `.nv.compat` records ptxas 13.5 adds to sm_90's on this arch (sm_100, sm_120; sm_103,
     # sm_110 and sm_121 write sm_90's): record 0x07 = 0x0101, record 0x0b's 8-byte value per
     # variant suffix ("", "a", "f"), and for "a" a record 0x05 after ISA_CLASS (sm_100a: 5)
@@ -559,7 +568,8 @@ _TABLE = [
     # where sm_100's prints the same bits `.4X`
     _info(103, "blackwell", 0x6006702, 0x380, 0x358, False, True, table="blackwell", sw_war=8,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_SM100_CODEGEN, compat_0b_value=(), compat_accelerator_05=None,
-                                                       renamed_modifiers=(("UTCOMMA", "4X", "BLOCK16"),)),
+                                                       renamed_modifiers=(("UTCOMMA", "4X", "BLOCK16"),),
+                                                       packed_ex2=True),
           own_forms=("sm_103", "sm_100")),
     # sm_110 (Thor): sm_100's constant-bank words and code (ptxas 13.5 writes IADD3 where it
     # writes VIADD for sm_100; nvdisasm reads sm_100's forms alike) but integer min/max, which
@@ -570,7 +580,8 @@ _TABLE = [
                                                        renamed_opcodes=(("RED", "REDG"), ("ULDC", "LDCU")),
                                                        minmax_predicate_outputs=False, credux=False,
                                                        latency="blackwell_sm110"),
-          own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80, resident_limits=(1536, 24)),
+          own_forms=("sm_110", "sm_100"), gb10b_war_bytes=0x80, resident_limits=(1536, 24),
+          unnamed_modifiers=(("F2FP", "RS"),)),
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True, resident_limits=(1536, 24),
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),

@@ -206,6 +206,23 @@ def _own_forms(arch: str) -> tuple[str, ...]:
     return (own,) if isinstance(own, str) else own
 
 
+@functools.cache
+def _unnamed_modifiers(arch: str) -> frozenset[tuple[str, str]]:
+    """`Target.unnamed_modifiers` of `arch` (none for an arch the Targets do not know)."""
+    try:
+        return frozenset(target(arch).unnamed_modifiers)
+    except UnknownArch:
+        return frozenset()
+
+
+def _check_named(opcode: str, tokens, arch: str, error: type) -> None:
+    """Refuse a modifier `arch`'s nvdisasm does not name (`Target.unnamed_modifiers`)."""
+    for t in _unnamed_modifiers(arch):
+        if t[0] == opcode and t[1] in tokens:
+            raise error(f"{opcode}.{t[1]}: {arch}'s nvdisasm names no such modifier (ptxas "
+                        f"never writes it for {arch})")
+
+
 def family_numbering(family: str) -> Numbering:
     """The zero registers' numbers in the words of encoding table `family` (the Targets'
     `uniform_zero_register`)."""
@@ -364,11 +381,25 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     def key(match):
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
-        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups)
+        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
+            or bool(_unplaced_tokens(form, word))
         unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
         away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
         return rank, unknown, neg_bits, unexplained, away, pos
     return table.form_at(min(matches, key=key)[1])
+
+
+def _unplaced_tokens(form: Form, word: int) -> list[str]:
+    """Tokens `word` holds in a group its form's layout does not print: turing's
+    `LD.E.U16.SYS R0, [UR4]` form (probed from a word with no L1 hint) holds the hint group
+    (bits 84-86: EF/EL/LU/EU/NA) outside its layout, and read `LD.E.EL.U16.SYS` as
+    `LD.E.U16.SYS`; such a form does not read the word."""
+    placed = {i for i in form.layout if not isinstance(i, str)}
+    out: list[str] = []
+    for gi, g in enumerate(form.groups):
+        if gi not in placed:
+            out += g["values"].get(bits_value(word, g["bits"]), {}).get("tokens", [])
+    return out
 
 
 # Modifier pairs nvdisasm prints as one name (docs/isa-facts.md): HFMA2's .FTZ and .FMZ
@@ -416,6 +447,9 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
             raise DecodeError(f"word {word:#034x} ({form.opcode}): bits {g['bits']} hold "
                               f"{v}, an encoding the table does not know")
         values.append(g["values"][v])
+    if lost := _unplaced_tokens(form, word):
+        raise DecodeError(f"word {word:#034x} ({form.opcode}): the form that reads it does not "
+                          f"print its {'.'.join(lost)}")
     tokens: list[str] = []
     for item in form.layout:
         tokens.extend([item] if isinstance(item, str) else values[item].get("tokens", []))
@@ -426,6 +460,7 @@ def _decode_view(word: int, arch: str, pc: int, table) -> tuple[View, Form]:
         # a combination nvdisasm could not show during probing reads as the seed's
         tokens = apply_edits(tokens, form.aliases["table"].get(combo, []))
     tokens = _combined_tokens(tokens)
+    _check_named(form.opcode, tokens[1:], arch, DecodeError)
     shapes = [s["shape"] for s in form.slots]
     for e in values:
         for k, sh in e.get("shapes", {}).items():
@@ -673,6 +708,7 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
     """encode_view's search: the word and the form that took it (and, into `placed_out`, the
     printed operand, guard first, that each of the form's slots took; None where empty)."""
     name = ".".join(view.tokens)
+    _check_named(view.tokens[0], view.tokens[1:], arch, EncodeError)
     forms = table.forms_of(view.tokens[0], arch)
     if not forms:
         raise EncodeError(f"{name}: unknown mnemonic on {arch}")
@@ -728,7 +764,11 @@ def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
     # writes, although the id-and-count-register form (0x91d) with the count RZ prints alike
     aligned = [(form, placed) for form in forms
                if (placed := _align(form, ops, shapes)) is not None]
-    aligned.sort(key=lambda fp: sum(o is None for o in fp[1]))
+    # then one whose seed prints the modifiers wanted (its bits outside the printed ones are
+    # ptxas's for that text: sm_75's `LD.E.EL.U8.SYS R0, [UR4]` sets bit 90, which nvdisasm
+    # does not print, where a `LD.EF.128.CONSTANT` seed of the same pattern holds it clear)
+    want = set(printed[1:])
+    aligned.sort(key=lambda fp: (sum(o is None for o in fp[1]), _seed_distance(fp[0], want)))
     for form, placed in aligned:
         skip = frozenset(k for k, o in enumerate(placed) if o is None)
         if form.aliases:      # the printed mnemonic may be an alias: try each way back
@@ -739,6 +779,12 @@ def _candidates(forms: list[Form], ops: list[str], shapes: dict[str, str],
             ways = [printed]
         out.extend((form, skip, tokens) for tokens in ways if tokens is not None)
     return out
+
+
+def _seed_distance(form: Form, want: set[str]) -> int:
+    """How many of the form's groups print, at its seed's value, a token not wanted."""
+    return sum(any(t not in want for t in g["values"].get(g["seed"], {}).get("tokens", ()))
+               for g in form.groups)
 
 
 def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,

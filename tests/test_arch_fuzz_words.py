@@ -136,7 +136,10 @@ FILES = (("sm_90", "campaign32_sm90.words"), ("sm_100", "campaign32_sm100.words"
          ("sm_120", "campaign24_mufu_f16_imm_sm121.words"), ("sm_121", "campaign24_mufu_f16_imm_sm121.words"),
          ("sm_100", "soundness29_sm100.words"), ("sm_103", "soundness29_sm100.words"),
          ("sm_100", "soundness29b_sm100.words"), ("sm_103", "soundness29b_sm100.words"),
-         ("sm_100", "multimem_ld_reduce_fp8_sm100.words"), ("sm_120", "multimem_ld_reduce_fp8_sm120.words"))
+         ("sm_100", "multimem_ld_reduce_fp8_sm100.words"), ("sm_120", "multimem_ld_reduce_fp8_sm120.words"),
+         ("sm_90", "bra_any_pred.words"), ("sm_100", "bra_any_pred.words"), ("sm_103", "bra_any_pred.words"),
+         ("sm_110", "bra_any_pred.words"), ("sm_120", "bra_any_pred.words"), ("sm_121", "bra_any_pred.words"),
+         ("sm_103", "ex2_bf16x2_sm103.words"), ("sm_75", "ld_l1_eviction_sm75.words"))
 
 
 def _words():

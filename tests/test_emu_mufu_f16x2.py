@@ -58,3 +58,47 @@ def test_ex2_f16x2_on_sm103_is_two_half_ex2s(by):
     res = run(cubin, "k", (1,), (32,), [words.copy(), out], hazard_check=True)
     assert not res.hazards
     assert out.tolist() == _want(words)
+
+
+def _want_bf16(words: np.ndarray) -> list[int]:
+    """2^x of each bf16 half, rounded to nearest even bf16 (exact in FP64, then the f32
+    bits' upper half with round-to-nearest-even); None where the half is a NaN."""
+    out = []
+    for w in words.tolist():
+        halves = []
+        for shift in (0, 16):
+            x = np.array([((w >> shift) & 0xFFFF) << 16], np.uint32).view(np.float32).astype(np.float64)
+            y = np.exp2(x)
+            if np.isnan(y[0]):
+                halves.append(None)
+                continue
+            f = int(y.astype(np.float32).view(np.uint32)[0])
+            halves.append((f + 0x7FFF + (f >> 16 & 1)) >> 16 & 0xFFFF)
+        out.append(halves)
+    return out
+
+
+@pytest.mark.parametrize("by", ["ptxas", "ours"])
+def test_ex2_bf16x2_on_sm103_is_two_half_ex2s(by):
+    """sm_103's `MUFU.EX2.BF16x2` (`ex2.approx.ftz.bf16x2`; branch isaleft32): the decoder
+    read it as an f32 `MUFU.EX2` and the emulator ran that; ours wrote two MUFU.EX2.BF16 and
+    a PRMT. Now both cubins hold the one MUFU and give 2^x of each half (NumPy), a NaN half
+    a NaN. Inputs: normal bf16 values in [-20, 20], 0, -0, inf, -inf, NaN."""
+    src = SRC.replace("ex2.approx.f16x2", "ex2.approx.ftz.bf16x2")
+    rng = np.random.default_rng(1032)
+    f = rng.uniform(-20, 20, 64).astype(np.float32).view(np.uint32)
+    halves = ((f + 0x7FFF + (f >> 16 & 1)) >> 16).astype(np.uint16)
+    halves[:5] = [0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0]
+    words = (halves[0::2].astype(np.uint32) | halves[1::2].astype(np.uint32) << 16)
+    cubin = oracle.ptxas(src, "sm_103").output if by == "ptxas" else ptx2sass.compile(src, "sm_103")
+    assert "MUFU.EX2.BF16x2" in oracle.nvdisasm(cubin, ("-c",))
+    out = np.zeros(32, np.uint32)
+    res = run(cubin, "k", (1,), (32,), [words.copy(), out], hazard_check=True)
+    assert not res.hazards
+    for got, want in zip(out.tolist(), _want_bf16(words)):
+        for k, h in enumerate(want):
+            g = got >> (16 * k) & 0xFFFF
+            if h is None:
+                assert g & 0x7F80 == 0x7F80 and g & 0x7F, hex(got)
+            else:
+                assert g == h, (hex(got), hex(h))

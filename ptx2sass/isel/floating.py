@@ -325,6 +325,9 @@ class FloatSelection:
         self.emit("PRMT", (), [self.dst(ins.dests[0]), lo, Imm(0x5410), hi])
 
     def sel_ex2(self, ins):
+        if ins.type in ("f16x2", "bf16x2") and self.arch.packed_ex2:
+            kind = "BF16x2" if ins.type == "bf16x2" else "F16x2"
+            return self.emit("MUFU", ("EX2", kind), [self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])])
         if ins.type in ("f16", "f16x2", "bf16", "bf16x2"):   # MUFU's half forms, as ptxas
             return self.half_mufu(ins, "EX2")
         self.approx_check(ins)
