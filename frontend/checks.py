@@ -2706,10 +2706,10 @@ def _type_rule_problem(opcode: str, modifiers: list[str], types: list[str], name
 
 
 def createpolicy_problems(modifiers, version: tuple[int, int], sm: int) -> list[str]:
-    """createpolicy.fractional/.range: sm_80 and PTX ISA 7.4, then each eviction priority
+    """createpolicy.fractional/.range/.cvt: sm_80 and PTX ISA 7.4, then each eviction priority
     as written (twice if written twice), its version before its target; a secondary
     priority other than evict_first/evict_unchanged is refused: ptxas 13.5.37's order."""
-    kind = modifiers[0] if modifiers and modifiers[0] in (".fractional", ".range") else None
+    kind = modifiers[0] if modifiers and modifiers[0] in (".fractional", ".range", ".cvt") else None
     if kind is None:
         return []
     name = "createpolicy" + kind
@@ -2718,6 +2718,8 @@ def createpolicy_problems(modifiers, version: tuple[int, int], sm: int) -> list[
         out.append(f"Feature '{name}' requires .target sm_80 or higher")
     if version < (7, 4):
         out.append(f"Feature '{name}' requires PTX ISA .version 7.4 or later")
+    if kind == ".cvt":        # createpolicy.cvt.L2: no priorities (ptxas 13.5.37)
+        return out + ([] if ".L2" in modifiers else [f".L2 modifier required for instruction '{name}'"])
     priorities = [m for m in modifiers if m.startswith(".L2::evict_")]
     if not priorities:        # (ptxas 13.5.37, reject28)
         out.append(f"cache eviction priority modifier required for instruction '{name}'")

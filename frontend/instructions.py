@@ -253,6 +253,7 @@ ldmatrix {{.sync}} {{.aligned}} {{.m8n8}} {{.x1 .x2 .x4}} [.trans] [.shared .sha
 stmatrix {{.sync}} {{.aligned}} {{.m8n8}} {{.x1 .x2 .x4}} [.trans] [.shared .shared::cta] <.b16> : m, W2
 createpolicy {{.fractional}} {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, a:f32?
 createpolicy {{.range}} [.global] {EVICT_PRIORITY} {EVICT_PRIORITY} <.b64> : d, m, a:u32, b:u32
+createpolicy {{.cvt}} [.L2] <.b64>                      : d, a
 nanosleep <.u32>                                          : a
 activemask <.b32>                                         : d
 alloca <.u32 .u64>                                        : d, a, *?
@@ -359,7 +360,7 @@ SUBOPCODES: dict[str, frozenset] = {
     "mul": frozenset((".lo", ".hi", ".wide")), "mad": frozenset((".lo", ".hi", ".wide")),
     "mul24": frozenset((".lo", ".hi")), "mad24": frozenset((".lo", ".hi")),
     "bar": frozenset((".arrive", ".red", ".warp")), "cvta": frozenset((".to",)),
-    "createpolicy": frozenset((".fractional", ".range")), "cp": frozenset((".async",)),
+    "createpolicy": frozenset((".fractional", ".range", ".cvt")), "cp": frozenset((".async",)),
     "sust": frozenset((".b", ".p")), "suld": frozenset((".b",)),
     # probed with ptxas 13.5.37 (branch reject26): 'madc.lo', 'shf.r', 'barrier.red',
     # 'dp2a.lo', 'div.full' in "Arguments mismatch" and "Unexpected instruction types"

@@ -5,13 +5,19 @@ with modifier '.im2col'", twice for a load and a prefetch), the tensor operand's
 coordinates number the dimensions and the im2col offsets two fewer ("Argument N of
 instruction '...': Argument vector size mismatch", N counting operands from 1), and an
 im2col load or prefetch without its offsets is an argument mismatch; a `.param` variable
-named as the tensor map is a state-space mismatch (its address needs cvta.param)."""
+named as the tensor map is a state-space mismatch (its address needs cvta.param). gather4 and
+scatter4 take 2d and five coordinates, im2col::w 3d or more and two offsets (ptxas 13.5.37:
+"Modifier '.3d' cannot be combined with modifier '.tile::gather4'", once)."""
 from __future__ import annotations
 
 from ptx2sass.frontend import ast
 
 DIMS = {".1d": 1, ".2d": 2, ".3d": 3, ".4d": 4, ".5d": 5}
 IM2COL = (".im2col", ".im2col_no_offs")
+# four rows of a 2d tensor: a column and four row coordinates (PTX ISA 8.6, sm_100a/sm_120a)
+FOUR_ROWS = (".tile::gather4", ".tile::scatter4")
+# im2col::w: 3d-5d, two 16-bit offsets `{wHalo, wOffset}` whatever the dimensions
+IM2COL_W = (".im2col::w", ".im2col::w::128")
 
 
 def applies(opcode: str, modifiers: tuple) -> bool:
@@ -37,15 +43,17 @@ def problems(modifiers: tuple, operands: list, space_of=lambda name: None) -> li
     a register), for a tensor map named by a `.param` variable ("State space mismatch")."""
     what = name(modifiers)
     dims = next((DIMS[m] for m in modifiers if m in DIMS), None)
-    mode = next((m for m in modifiers if m in IM2COL), None)
+    mode = next((m for m in modifiers if m in IM2COL + IM2COL_W + FOUR_ROWS), None)
     if dims is None:
         return []
     out = []
     load = ".mbarrier::complete_tx::bytes" in modifiers and ".prefetch" not in modifiers
     prefetch = ".prefetch" in modifiers
-    if mode is not None and dims < 3:
+    if mode in IM2COL and dims < 3:
         message = f"Modifier '.{dims}d' cannot be combined with modifier '{mode}'"
         out += [message] * (2 if load or prefetch else 1)
+    if mode in IM2COL_W and dims < 3 or mode in FOUR_ROWS and dims != 2:
+        out.append(f"Modifier '.{dims}d' cannot be combined with modifier '{mode}'")
     at = 1 if load else 0                    # the tensor operand `[tmap, {coords}]`
     if len(operands) > at and isinstance(operands[at], ast.Address):
         elements = operands[at].elements
@@ -54,13 +62,13 @@ def problems(modifiers: tuple, operands: list, space_of=lambda name: None) -> li
             out.append(f"State space mismatch between instruction and address in instruction '{what}'")
         coords = elements[1:]
         count = _braced(coords[0]) if len(coords) == 1 else len(coords)
-        if count is not None and count != dims:
+        if count is not None and count != (5 if mode in FOUR_ROWS else dims):
             out.append(f"Argument {at + 1} of instruction '{what}': Argument vector size mismatch")
-    if out or mode != ".im2col":
+    if out or mode not in (".im2col",) + IM2COL_W:
         return out
     at = 3 if load else 1                    # the im2col offsets `{o, ..}`
     if len(operands) <= at or _braced(operands[at]) is None:
         return [f"Arguments mismatch for instruction '{what}'"] * 2
-    if _braced(operands[at]) != dims - 2:
+    if _braced(operands[at]) != (2 if mode in IM2COL_W else dims - 2):
         out.append(f"Argument {at + 1} of instruction '{what}': Argument vector size mismatch")
     return out

@@ -153,3 +153,61 @@ def test_policies_read_only_as_hints_cost_no_registers():
     data = np.random.default_rng(30000991).integers(0, 1 << 32, (64, 4), dtype=np.uint64)
     ours, theirs = registers_against_ptxas(HINTED_STORES, "sm_90", (64, 4), data.astype(np.uint32))
     assert ours <= theirs, (ours, theirs)
+
+
+CVT = """.version 8.7
+.target {arch}
+.address_size 64
+.visible .entry policy(.param .u64 pout, .param .u64 pin)
+{{
+.reg .b64 %rd<8>; .reg .b32 %r<2>;
+ld.param.u64 %rd1, [pout]; ld.param.u64 %rd2, [pin];
+cvta.to.global.u64 %rd1, %rd1; cvta.to.global.u64 %rd2, %rd2;
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd5, %r1, 8;
+add.s64 %rd2, %rd2, %rd5;
+mul.wide.u32 %rd5, %r1, 16;
+add.s64 %rd1, %rd1, %rd5;
+ld.global.u64 %rd3, [%rd2];
+createpolicy.cvt.L2.b64 %rd4, %rd3;
+st.global.u64 [%rd1], %rd4;
+createpolicy.cvt.L2.b64 %rd6, 0x1234567890;
+st.global.u64 [%rd1+8], %rd6;
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100", "sm_120"])
+def test_createpolicy_cvt_equals_ptxas(arch):
+    """createpolicy.cvt.L2.b64 (was 'Unknown modifier .cvt'; found by the inventory audit of
+    branch inv32): ptxas 13.5 emits nothing for it, the policy is the access property's 64
+    bits; ours and ptxas's cubin give the same words in the emulator."""
+    ptx = CVT.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    ours = ptx2sass.compile(ptx, arch, "k.ptx")
+    rows = np.random.default_rng(3).integers(0, 2**63, THREADS, dtype=np.uint64)
+    want = np.stack([rows, np.full(THREADS, 0x1234567890, np.uint64)], axis=1)
+    for cubin, hazards in ((theirs.output, False), (ours, True)):
+        out = np.zeros(THREADS * 2, np.uint64)
+        res = run(cubin, "policy", (1, 1, 1), (THREADS, 1, 1), [out, rows.copy()],
+                  hazard_check=hazards)
+        assert not hazards or not res.hazards, res.hazards[:3]
+        assert (out.reshape(THREADS, 2) == want).all()
+
+
+@pytest.mark.parametrize("line,version,target,message", [
+    ("createpolicy.cvt.L2.b64 %rd3, %rd2;", "7.4", "sm_75",
+     "Feature 'createpolicy.cvt' requires .target sm_80 or higher"),
+    ("createpolicy.cvt.L2.b64 %rd3, %rd2;", "7.3", "sm_80",
+     "Feature 'createpolicy.cvt' requires PTX ISA .version 7.4 or later"),
+    ("createpolicy.cvt.b64 %rd3, %rd2;", "7.4", "sm_80",
+     ".L2 modifier required for instruction 'createpolicy.cvt'")])
+def test_createpolicy_cvt_refusals_in_ptxas_words(line, version, target, message):
+    ptx = (f".version {version}\n.target {target}\n.address_size 64\n.visible .entry k()\n{{\n"
+           f".reg .b64 %rd<4>;\n{line}\nret;\n}}\n")
+    theirs = oracle.ptxas(ptx, target)
+    assert not theirs.ok and message in theirs.stderr
+    with pytest.raises(ptx2sass.CompileError, match=message.replace(".", r"\.")):
+        ptx2sass.compile(ptx, target, "k.ptx")

@@ -385,3 +385,27 @@ def test_guarded_bulk_copies_skip_warps_without_a_guarded_lane(arch, monkeypatch
     want = issues(theirs.output)
     assert len(want) == 12              # 4 threads x 3 copies
     assert issues(codegen.compile_ptx(ptx, arch)) == want
+
+
+W_MODES = [
+    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes "
+    "[%r1], [%rd1, {%r1, %r2, %r3, %r4}], [%r2], {%h1, %h2};",
+    "cp.async.bulk.tensor.4d.shared::cluster.global.im2col::w::128.mbarrier::complete_tx::bytes "
+    "[%r1], [%rd1, {%r1, %r2, %r3, %r4}], [%r2], {%h1, %h2};",
+    "cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w [%rd1, {%r1, %r2, %r3, %r4}], {%h1, %h2};",
+    "cp.async.bulk.tensor.4d.shared::cta.global.im2col::w.mbarrier::complete_tx::bytes "
+    "[%r1], [%rd1, {%r1, %r2, %r3, %r4}], [%r2], {%h1, %h2};"]
+
+
+@pytest.mark.parametrize("line", W_MODES)
+def test_w_mode_im2col_is_not_the_plain_im2col(line):
+    """ptxas 13.5 writes UTMALDG.4D.W / .W128 (UTMAPF ... .W) for the w-mode im2col, with the
+    offsets {wHalo, wOffset}; ours wrote UTMALDG.4D.IM2COL for the 4d forms (two offsets, as
+    a 4d im2col's) until branch inv32's audit found it: a named refusal now, not the wrong copy."""
+    ptx = (".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+           ".reg .b64 %rd<4>; .reg .b32 %r<6>; .reg .b16 %h<3>;\nld.param.u64 %rd1, [p];\n"
+           "mov.u32 %r1, 0; mov.u32 %r2, 8; mov.b16 %h1, 1; mov.b16 %h2, 2;\n" + line + "\nret;\n}\n")
+    theirs = oracle.ptxas(ptx, "sm_100a")
+    assert theirs.ok and re.search(r"UTMA(LDG|PF)\S*\.W", oracle.nvdisasm(theirs.output))
+    with pytest.raises(CompileError, match="not supported yet"):
+        codegen.compile_ptx(ptx, "sm_100a")

@@ -105,3 +105,41 @@ def test_float_reduction_results_equal_ptxas(form, arch):
         outs.append(out.tolist())
     assert outs[0] == outs[1]
     assert outs[0] != np.frombuffer(start.tobytes(), np.uint32).tolist()     # it reduced
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+@pytest.mark.parametrize("form", ["add.f32", "min.s64", "and.b32", "max.bf16"])
+def test_cache_hint_reduction_results_equal_ptxas(form, arch):
+    """`.L2::cache_hint` with a policy register (an internal 'cannot encode UBLKRED ...
+    desc[UR]' before branch inv32: UBLKRED's descriptor form probed from
+    tools/isa_seeds/bulk_reduce_cache_hint_{90,100,120}.words): ours and ptxas's cubin in
+    the emulator give the same bytes, and they are reduced ones."""
+    ty = form.rsplit(".", 1)[1]
+    body = (" mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; add.u32 %r5, %r3, %r2;\n"
+            " mul.wide.u32 %rd2, %r1, 4; ld.param.u64 %rd3, [q]; add.u64 %rd3, %rd3, %rd2;\n"
+            " ld.global.u32 %r6, [%rd3]; st.shared.u32 [%r5], %r6;\n"
+            " fence.proxy.async.shared::cta; bar.sync 0;\n"
+            " createpolicy.fractional.L2::evict_last.b64 %rd2, 1.0;\n"
+            " setp.eq.u32 %p1, %r1, 0;\n"
+            " @%p1 cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint."
+            f"{form} [%rd1], [%r3], 64, %rd2;\n"
+            " cp.async.bulk.commit_group; cp.async.bulk.wait_group 0;")
+    src = kernel(body, "8.8", arch)
+    src = src.replace(".param .u64 p)", ".param .u64 p, .param .u64 q)").replace(
+        ".reg .b32 %r<8>;", ".reg .b32 %r<8>; .reg .pred %p<2>;")
+    rng = np.random.default_rng(11)
+    kind = VALUES.get(ty, np.float16 if ty == "bf16" else np.uint32)
+    start = (rng.standard_normal(64 // np.dtype(kind).itemsize) * 100).astype(kind)
+    add = (rng.standard_normal(64 // np.dtype(kind).itemsize) * 100).astype(kind)
+    if kind == np.uint32:
+        start = rng.integers(0, 2**32, 16, dtype=np.uint32)
+        add = rng.integers(0, 2**32, 16, dtype=np.uint32)
+    ref = oracle.ptxas(src, arch)
+    assert ref.ok, ref.stderr
+    outs = []
+    for cubin in (codegen.compile_ptx(src, arch), ref.output):
+        out = np.frombuffer(start.tobytes(), np.uint32).copy()
+        run(cubin, "k", 1, 16, [out, np.frombuffer(add.tobytes(), np.uint32).copy()])
+        outs.append(out.tolist())
+    assert outs[0] == outs[1]
+    assert outs[0] != np.frombuffer(start.tobytes(), np.uint32).tolist()     # it reduced

@@ -8,7 +8,10 @@ tools.inventory_coverage leaves the `a` targets out; this is its compile-only ch
     py -m tools.arch_specific_coverage --arch 100a --opcode cvt --messages
 
 `--opcode` keeps one opcode's forms (all of them, no sample); `--messages` also compiles the
-forms ptxas refuses and compares our diagnostics with its (ptxas-refused-same/-differ).
+forms ptxas refuses and compares our diagnostics with its (ptxas-refused-same/-differ);
+`--after-marker TEXT` keeps the forms of the spec lines after the comment naming TEXT (a
+section a branch added: `--after-marker "branch inv32"`, every form, no sample; `--arch 89`
+counts a plain target's).
 """
 from __future__ import annotations
 
@@ -63,13 +66,23 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=int, default=0, help="how many of the other forms (0: all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--opcode", help="only this opcode's forms")
+    ap.add_argument("--after-marker", help="only the forms of the spec lines after this comment")
     ap.add_argument("--messages", action="store_true",
                     help="compare our diagnostics on the forms ptxas refuses")
     args = ap.parse_args(argv)
     sm = int(re.match(r"\d+", args.arch).group())
     target = f"sm_{args.arch}"
-    forms = [f for f in inventory.forms() if f.valid_on(sm, version_for(f, sm), True)
+    a_target = args.arch.endswith(("a", "f"))
+    forms = [f for f in inventory.forms() if f.valid_on(sm, version_for(f, sm), a_target)
              and (args.opcode is None or f.opcode == args.opcode)]
+    if args.after_marker:
+        from tools import gen_ptx_inventory
+        text = gen_ptx_inventory.SPEC.read_text()
+        mark = next(i for i, line in enumerate(text.splitlines(), 1)
+                    if line.startswith("#") and args.after_marker in line)
+        lines = {d["name"]: d["line"] for d in gen_ptx_inventory.parse_spec(text)[0]}
+        forms = [f for f in forms if lines[f.name] > mark]
+        args.sample = 0
     special = [f for f in forms if f.arch_specific]
     others = [f for f in forms if not f.arch_specific]
     if args.sample:

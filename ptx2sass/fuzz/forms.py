@@ -311,8 +311,8 @@ def isa_families() -> dict:
             out["atom"].append(f)
         elif f.spelling.startswith(("mma.sync", "mma.sp.sync")) and kinds <= {"v1", "v2", "v4", "v8", "r", "x"}:
             out["mma"].append(f)
-        elif f.opcode == "createpolicy":
-            out["policy"].append(f)
+        elif f.opcode == "createpolicy" and ".cvt" not in f.modifiers:
+            out["policy"].append(f)     # (.cvt converts a policy: no fraction/range to give)
     return out
 
 

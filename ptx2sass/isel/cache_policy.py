@@ -58,6 +58,8 @@ def range_block_log2(total: int) -> float:
 
 class CachePolicy:
     def sel_createpolicy(self, ins):
+        if "cvt" in ins.modifiers:      # an access property is already a policy: a copy
+            return self.copy_policy(ins)
         policies = [m for m in ins.modifiers if m.startswith("L2::")]
         if not policies or policies[0] not in PRIMARY_CODE:
             raise self.unsupported(f"`createpolicy.{'.'.join(ins.modifiers)}`")
@@ -79,6 +81,14 @@ class CachePolicy:
         self.begin_wide(d)
         self.move(self.dst(d, 0), Imm(value & 0xFFFFFFFF))
         self.move(self.dst(d, 1), Imm(value >> 32))
+
+    def copy_policy(self, ins) -> None:
+        """createpolicy.cvt.L2: ptxas 13.5 writes no instruction for it on sm_80..sm_120 (the
+        destination is the source's 64 bits), so a 64-bit copy that the optimiser folds."""
+        d = ins.dests[0]
+        self.begin_wide(d)
+        self.move(self.dst(d, 0), self.part_of(ins.srcs[0], 0))
+        self.move(self.dst(d, 1), self.part_of(ins.srcs[0], 1))
 
     def high_word_only(self, d: ir.Value, hi) -> None:
         self.begin_wide(d)

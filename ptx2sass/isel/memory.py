@@ -1834,7 +1834,8 @@ class MemorySelection:
         self.emit(*ACQUIRE_INVALIDATION, [], ndefs=0)
 
     def sel_fence(self, ins):
-        """`fence.sc` / `fence.acq_rel` (the default) at a scope, as ptxas writes them."""
+        """`fence.sc` / `fence.acq_rel` (the default) / `.acquire` / `.release` at a scope, as
+        ptxas writes them."""
         mods = ins.modifiers
         restrict = next((m for m in mods if m.startswith("sync_restrict::")), None)
         if restrict in self.RESTRICTED_FENCES and mods[:2] in (("proxy", "async::generic"),) + tuple(
@@ -1856,6 +1857,12 @@ class MemorySelection:
         if any(m.startswith(("proxy", "mbarrier", "op_restrict")) for m in mods):
             raise self.unsupported(f"`fence.{'.'.join(mods)}`")
         level = next((m for m in mods if m in self.MEMBAR_LEVELS), "gpu")
+        if "acquire" in mods or "release" in mods:
+            # the one-sided fences (PTX 8.6): only their half of acq_rel's code (ptxas 13.5:
+            # acquire = the L1 invalidation, a NOP at the CTA; release = MEMBAR/ERRBAR)
+            scope = self.MEMBAR_LEVELS[level]
+            half = acquire_fences(scope) if "acquire" in mods else release_fences(scope, "ALL")
+            return self.fences(half) if half else self.emit("NOP", (), [], ndefs=0)
         self.memory_barrier("SC" if "sc" in mods else "ALL", self.MEMBAR_LEVELS[level])
 
     # fence.proxy.async[.<space>] (sm_90+): the generic proxy's accesses ordered with the

@@ -27,6 +27,7 @@ from ptx2sass.isel.common import RZ
 
 BLOCK_UR = 8                    # the first register of the operand block (UR8..UR14)
 MAP_UR = Reg("UR", 16)          # the tensor map's address pair
+W_AND_FOUR_ROW_MODES = ("im2col::w", "im2col::w::128", "tile::gather4", "tile::scatter4")
 EXTRA_UR = Reg("UR", 18)        # im2col offsets | multicast CTA mask << 16
 POLICY_UR = Reg("UR", 20)       # the L2 cache policy pair
 TENSOR_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -55,7 +56,9 @@ class TensorCopySelection:
         prefetch = "prefetch" in mods
         reduce = mods[:1] == ("reduce",)
         load = not prefetch and "mbarrier::complete_tx::bytes" in mods
-        if any(m.startswith("cta_group") for m in mods):
+        # the w-mode im2col (UTMALDG .W / .W128) and the four-row modes are other copies:
+        # not the plain im2col's (a 4d im2col::w was compiled as IM2COL before branch inv32)
+        if any(m.startswith("cta_group") or m in W_AND_FOUR_ROW_MODES for m in mods):
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         lane: list[tuple] = []
         block = BLOCK_UR
