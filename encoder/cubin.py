@@ -286,6 +286,10 @@ class Kernel:
     # `externs` in the order first called, as `.nv.callgraph` lists a caller's edges (builder
     # input only; None: `externs`' order)
     call_order: list[str] | None = None
+    # Relocatable output: the kernels of the module whose function descriptor the code names
+    # (`mov.u64 %rd, kernel`, a device-side launch); ptxas lists them in EXTERNS after the
+    # called functions and in the call graph as address-taken (builder input only)
+    named_kernels: list[str] = field(default_factory=list)
 
     @property
     def param_bytes(self) -> int:

@@ -834,7 +834,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for k in kernels:
         if k.attributes is None:
             k.attributes = kernel_attributes(k, const0_sym.get(k.name), arch,
-                                             [extern_sym[e] for e in k.externs if e in extern_sym],
+                                             [extern_sym[e] for e in k.externs if e in extern_sym]
+                                             + [func_sym[e] for e in k.named_kernels],
                                              handles)
         if k.const0 is None and k.is_entry:
             k.const0 = bytes(max([k.param_base + k.param_bytes] + [at + 4 for at, _ in k.handle_slots]))
@@ -906,14 +907,19 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
     # (-g, as ptxas -g writes it: the address-taken functions after the second marker, the
-    # kernels calling through pointers after the third, what those calls reach after the last)
+    # kernels calling through pointers after the third, what those calls reach after the last;
+    # -c: a kernel whose descriptor the code names after the second marker with 0, and the
+    # kernels naming it after the last, as ptxas 13.5.37 writes them)
+    named_kernels = list(dict.fromkeys(n for k in file_order for n in k.named_kernels))
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
                                             for e in (k.externs if k.call_order is None else k.call_order)
                                             if e not in k.indirect_callees]
                    + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], 1) for f in address_taken]
+                   + [(func_sym[n], 0) for n in named_kernels]
                    + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], 1) for k in file_order if k.indirect_callees]
                    + DEFAULT_CALLGRAPH[3:] + [(func_sym[k.name], callee_sym[f]) for k in file_order
-                                              for f in k.indirect_callees])
+                                              for f in k.indirect_callees]
+                   + [(func_sym[k.name], func_sym[n]) for k in file_order for n in k.named_kernels])
     c.kernels = file_order
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.

@@ -254,6 +254,10 @@ R_CUDA_ABS32_32 = 0x37      # a symbol's whole 32-bit value (the descriptor size
 R_CUDA_CONST_ADDRESS = 0x3B  # a `.const` variable's address in its bank (ptxas -c's `UMOV UR, (var)`)
 CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_CUDA_ABS32_32,
                    "const": R_CUDA_CONST_ADDRESS}
+# the halves of a kernel's function descriptor (`32@lo(fun@fdesc(kernel))`, ptxas 13.5.37 -c:
+# a kernel's address, as a device-side launch takes it)
+R_CUDA_FUNC_DESC32_LO_32, R_CUDA_FUNC_DESC32_HI_32 = 0x3E, 0x3F
+DESCRIPTOR_RELOCATION = {"lo": R_CUDA_FUNC_DESC32_LO_32, "hi": R_CUDA_FUNC_DESC32_HI_32}
 
 
 def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation,
@@ -268,7 +272,7 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
             kind = uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
             out.append((pc, symbol, kind, addend if addend or always_rela else None))
         elif isinstance(op, Reloc):
-            kind = CODE_RELOCATION[op.half]
+            kind = (DESCRIPTOR_RELOCATION if op.function_descriptor else CODE_RELOCATION)[op.half]
             addend = labels[op.label] if op.label is not None else None
             if addend is None and call_relocation[1]:
                 addend = 0      # sm_90+: the text's relocations carry addends (`.rela`)
@@ -890,6 +894,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
                               externs=code.externs, call_order=code.call_order if relocatable else None,
                               indirect_callees=code.indirect_callees,
+                              named_kernels=list(dict.fromkeys(r[1] for r in code.relocations
+                                                               if r[2] in DESCRIPTOR_RELOCATION.values())),
                               relocations=[Relocation(*r) for r in reversed(code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),

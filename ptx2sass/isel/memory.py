@@ -255,6 +255,8 @@ class MemorySelection:
         # -g: a function in its own section; its address from relocations (ptx2sass.codegen.debug_pointers)
         p = Placement("global", sym.name) if sym.name in self.pointers else self.placement(sym)
         r = self.vreg(d)
+        if p.space == "kernel":
+            return self.kernel_address(d, p.value, sym.offset)
         if p.space == "global":
             if r.width != 2:
                 raise self.unsupported("a 32-bit address of a .global variable")
@@ -269,6 +271,19 @@ class MemorySelection:
         self.window_word(p, sym.offset, into=self.dst(d, 0))
         if r.width > 1:
             self.move(self.dst(d, 1), RZ)
+
+    def kernel_address(self, d: ir.Value, kernel: str, offset: int) -> None:
+        """`mov d, kernel` in relocatable output: the halves of the kernel's function
+        descriptor, which the linker fills (ptxas -c: `32@lo(fun@fdesc(k))`, `32@hi(...)`,
+        what a device-side launch passes to `cudaGetParameterBuffer`)."""
+        r = self.vreg(d)
+        if r.width != 2 or offset:
+            raise self.unsupported(f"the address of kernel `{kernel}` other than as a 64-bit value")
+        t = self.new_pair()
+        for k in range(2):
+            self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", kernel, function_descriptor=True)],
+                      guarded=False)
+        self.copy_reg(VOp(r), VOp(t.reg))
 
     def copy_reg(self, d: VOp, s: VOp) -> None:
         if self.guard is None:
