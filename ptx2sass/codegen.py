@@ -885,6 +885,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
                                                    or code.setmaxnreg_diverged
                                               else 0 if full_debug and _branches_conditionally(code)
+                                              else 0 if relocatable and code.externs and _calls_and_diverges(fn, code)
                                               else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
@@ -1146,6 +1147,18 @@ def _reached(roots: list[str], targets: dict[str, KernelCode]) -> set[str]:
 def _branches_conditionally(code: KernelCode) -> bool:
     """A guarded BRA: ptxas -g then writes a CRS_STACK_SIZE of 0."""
     return any(ins.opcode == "BRA" and ins.guard is not None for ins in code.instructions)
+
+
+def _calls_and_diverges(fn: ir.Function, code: KernelCode) -> bool:
+    """-c, a kernel calling link targets: ptxas 13.5.37 writes a CRS_STACK_SIZE of 0 where
+    its code also splits the warp, a guarded BRA or EXIT on a lane-varying condition (before
+    or after the call), and none where the branch is uniform or became predicated code."""
+    from ptx2sass.divergence import divergent_values
+    if not any(ins.opcode in ("BRA", "EXIT") and ins.guard is not None for ins in code.instructions):
+        return False
+    divergent = divergent_values(fn)
+    return any(b.instrs and b.instrs[-1].guard is not None and b.instrs[-1].guard.id in divergent
+               for b in fn.blocks)
 
 
 def _full_debug(module: ir.Module, options: dict) -> bool:
