@@ -700,7 +700,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     module_sections += [f".nv.constant2.{k.name}" for k in kernels
                         if k.const2 is not None and k.const2_late and not hopper]
     if relocatable:
-        module_sections += [".nv.prototype"] if extern_names or [n for n in defined_funcs if n not in local_functions] else []
+        module_sections += [".nv.prototype"] if [n for n in extern_names + defined_funcs if n not in local_functions
+                                                 and n not in address_taken] else []
     elif not hopper:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
@@ -884,10 +885,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module.insert(0, NvInfoRecord.flag("ISTYPEP_USED"))
     c.module_attributes = module
     linked_funcs = [n for n in defined_funcs if n not in local_functions]    # (-g's local ones: none)
-    if relocatable and (extern_names or linked_funcs):
-        # `.nv.prototype`: (symbol, its string) per extern or linked function, in symbol
-        # table order, as ptxas 13.5 writes it
-        proto_names = extern_names + linked_funcs
+    # `.nv.prototype`: (symbol, its string) per extern or linked function, in symbol table
+    # order, as ptxas 13.5 writes it; an address-taken one's string is in `.strtab` too but
+    # the call graph names it, not `.nv.prototype` (13.5.37, -c and -c -g)
+    proto_names = extern_names + linked_funcs
+    strtab = None
+    if relocatable and proto_names:
         proto_sym = {**extern_sym, **{n: func_sym[n] for n in linked_funcs}}
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
@@ -897,13 +900,16 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # after the symbols' names, in `.nv.prototype`'s (symbol) order
         listed = set(proto_names)
         c.prototype_strings = list(dict.fromkeys(
-            [prototypes[e] for e in sorted(proto_names, key=proto_sym.__getitem__)] if hopper
-            else [prototypes[e] for e in reversed(prototypes) if e in listed]))
+            ([prototypes[e] for e in sorted(proto_names, key=proto_sym.__getitem__)] if hopper
+             else [prototypes[e] for e in reversed(prototypes) if e in listed])
+            + [k.pointer_prototype for k in file_order if k.pointer_prototype]))
         strtab = StringTable(default_strtab(c, []) if hopper else ["", *c.prototype_strings])
-        c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
-                                  b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
-                                           for e in sorted(proto_names, key=proto_sym.__getitem__)),
-                                  link=".symtab"))
+        in_section = [e for e in proto_names if e not in address_taken]
+        if in_section:
+            c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
+                                      b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
+                                               for e in sorted(in_section, key=proto_sym.__getitem__)),
+                                      link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
     # (-g, as ptxas -g writes it: the address-taken functions after the second marker, the
@@ -914,11 +920,14 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
                                             for e in (k.externs if k.call_order is None else k.call_order)
                                             if e not in k.indirect_callees]
-                   + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], 1) for f in address_taken]
+                   + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], strtab.offset(prototypes[f]) if strtab else 1)
+                                               for f in address_taken]
                    + [(func_sym[n], 0) for n in named_kernels]
-                   + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], 1) for k in file_order if k.indirect_callees]
+                   + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], strtab.offset(k.pointer_prototype)
+                                                if strtab and k.pointer_prototype else 1)
+                                               for k in file_order if k.indirect_callees]
                    + DEFAULT_CALLGRAPH[3:] + [(func_sym[k.name], callee_sym[f]) for k in file_order
-                                              for f in k.indirect_callees]
+                                              for f in dict.fromkeys(k.indirect_callees + k.named_functions)]
                    + [(func_sym[k.name], func_sym[n]) for k in file_order for n in k.named_kernels])
     c.kernels = file_order
 

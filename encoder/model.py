@@ -129,6 +129,7 @@ class Reloc:
     label: str | None = None     # the `@srel` label added to the symbol
     width: int = 32
     function_descriptor: bool = False
+    function: bool = False       # the halves of a `.func`'s address (`Target.function_address_relocation`)
 
 
 @dataclass(frozen=True)

@@ -242,3 +242,57 @@ def test_crs_stack_size_of_a_calling_kernel_as_ptxas(shape, arch):
            f" {_SHAPES[shape]}\n}}\n")
     theirs, ours = _structure(_ptxas_c(_for(ptx, arch), arch)), _structure(_ours_c(ptx, arch))
     assert ours["kernel records"] == theirs["kernel records"]
+
+
+# A `.func`'s address under -c: ptxas 13.5.37 makes the function a link target named by
+# `32@lo(f)` / `32@hi(f)` (R_CUDA_ABS32_LO/HI_32 on sm_75-89, 0x70/0x71 `fun@unified` from
+# sm_90), writes no `.nv.prototype` entry for it but pairs it with its prototype string's
+# `.strtab` offset in the call graph, and orders it as a callee of the code naming it; a
+# call through a pointer is `CALL.ABS.NOINC R` (sm_90+: relocated 0x72 against
+# `__UFT_OFFSET`). (Earlier, -c used the whole-program pointer table: `MOV R, 0x8`.)
+_FUNCS = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .func (.param .b32 r) f(.param .b32 a)
+{ .reg .b32 %r<3>; ld.param.b32 %r1, [a]; add.s32 %r2, %r1, 1; st.param.b32 [r], %r2; ret; }
+.visible .func (.param .b32 r) g(.param .b32 a)
+{ .reg .b32 %r<3>; ld.param.b32 %r1, [a]; add.s32 %r2, %r1, 2; st.param.b32 [r], %r2; ret; }
+.visible .entry k(.param .u64 p)
+{
+  .reg .b64 %rd<4>; .reg .b32 %r<4>;
+  ld.param.u64 %rd1, [p];
+"""
+FUNC_ADDRESSES = {
+    "stored": _FUNCS + " mov.u64 %rd2, f; st.global.u64 [%rd1], %rd2; ret;\n}\n",
+    "called through a pointer": _FUNCS + """ ld.global.u64 %rd2, [%rd1];
+  proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+  { .param .b32 a0; .param .b32 r0; st.param.b32 [a0], 5; call (r0), %rd2, (a0), proto;
+    ld.param.b32 %r1, [r0]; st.global.u32 [%rd1], %r1; }
+  mov.u64 %rd3, f; st.global.u64 [%rd1+8], %rd3; ret;
+}
+""",
+    "called and stored": _FUNCS + """ mov.u64 %rd2, g; st.global.u64 [%rd1], %rd2;
+  { .param .b32 a0; .param .b32 r0; st.param.b32 [a0], 5; call (r0), f, (a0);
+    ld.param.b32 %r1, [r0]; st.global.u32 [%rd1+8], %r1; }
+  mov.u64 %rd3, f; st.global.u64 [%rd1+16], %rd3; ret;
+}
+""",
+}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", sorted(FUNC_ADDRESSES))
+def test_function_address_is_built_like_ptxas(name, arch):
+    ptx = FUNC_ADDRESSES[name]
+    assert _structure(_ours_c(ptx, arch)) == _structure(_ptxas_c(_for(ptx, arch), arch))
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_function_address_under_c_and_g_is_built_like_ptxas(arch):
+    ptx = _for(FUNC_ADDRESSES["stored"], arch)
+    ours = codegen.compile_ptx(ptx, arch=arch, compile_only=True, debug=True)
+    r = oracle.ptxas(ptx, arch=arch, options=("-c", "-g"))
+    assert r.ok, r.stderr
+    theirs, ours = _structure(r.output), _structure(ours)
+    for key in ("prototypes", "callgraph", "text relocations"):
+        assert ours[key] == theirs[key], key

@@ -155,14 +155,15 @@ class MemorySelection:
             raise self.unsupported(f"the address of {what} `{sym.name}`")
         return p
 
-    def global_address(self, slot: int | str) -> VReg:
+    def global_address(self, slot: int | str, function: bool = False) -> VReg:
         """A `.global` variable's 64-bit address, read from its constant-bank-4 slot; in
         relocatable output (`slot` a symbol name) the halves the linker fills,
         `MOV r, 32@lo(sym)` and `MOV r+1, 32@hi(sym)`."""
         t = self.new_pair()
         for k in range(2):
             if isinstance(slot, str):
-                self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", slot)], guarded=False)
+                self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", slot, function=function)],
+                          guarded=False)
             else:
                 self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
         return t.reg
@@ -260,7 +261,7 @@ class MemorySelection:
         if p.space == "global":
             if r.width != 2:
                 raise self.unsupported("a 32-bit address of a .global variable")
-            t = self.global_address(p.value)
+            t = self.global_address(p.value, function=sym.name in self.pointers)
             if sym.offset:
                 self.add_wide(d, VOp(t, 0), VOp(t, 1), self.imm32(sym.offset), self.imm32(sym.offset >> 32))
             else:
