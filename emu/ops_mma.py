@@ -286,7 +286,8 @@ def _fill(matrix, w, op, layout, bits, kind):
 
 
 def _fill_sparse(matrix, w, s, op, bits, kind):
-    """A of a 2:4 sparse mma (HMMA.SP/IMMA.SP): the registers hold the compressed m x k/2
+    """A of a 2:4 sparse mma (HMMA.SP/IMMA.SP, and sm_120a's QMMA.SP.16864 whose fp8/fp6/fp4
+    elements sit one a byte as s8's do): the registers hold the compressed m x k/2
     matrix in the dense fragment layout of that shape, two non-zero elements of each chunk of
     four (compressed columns 2c, 2c+1 come from chunk c of the row). Each element's position
     in its chunk is a 2-bit index of the metadata register (the operand after C): the
@@ -568,7 +569,9 @@ def _fma(x: float, y: float, z: float, mode: str) -> float:
 @semantics("QMMA")
 def op_qmma(w, s, active, mask):
     """fp8 (sm_89/sm_120) and kind::f8f6f4's fp6/fp4 (sm_120a: .E3M2/.E2M3/.E2M1) operands, the
-    exact sum rounded once as for fp8. Block scaling (QMMA.SF) faults: see op_omma."""
+    exact sum rounded once as for fp8; QMMA.SP.16864 (sparse kind::f8f6f4) decompresses A by
+    its metadata as IMMA.SP.16864 does (_fill_sparse). Block scaling (QMMA.SF, QMMA.SF.SP)
+    faults: see op_omma."""
     if "SF" in s.ins.modifiers:
         _block_scaled(s)
     types = [m.lower() for m in s.ins.modifiers if m in ("E4M3", "E5M2", "E3M2", "E2M3", "E2M1")]
@@ -578,7 +581,8 @@ def op_qmma(w, s, active, mask):
 
 @semantics("OMMA")
 def op_omma(w, s, active, mask):
-    """OMMA.SF (sm_120a's kind::mxf4 / mxf4nvf4 mma.sync) faults, as QMMA.SF does."""
+    """OMMA.SF and OMMA.SF.SP (sm_120a's kind::mxf4 / mxf4nvf4 mma.sync, dense and sparse)
+    fault, as QMMA.SF does."""
     _block_scaled(s)
 
 

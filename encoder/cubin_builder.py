@@ -248,7 +248,8 @@ AT_ENTRY_FRAGMENT_TMEM_CTA2 = 7
 TMEM_PARTITION = "__nv_reservedSMEM_tcgen05_partition"
 TMEM_PARTITION_BYTES = 0x20
 
-SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20}
+# (sm_120a: QMMA.SP and QMMA.SF.SP 0x08, OMMA.SF.SP 0x80, ptxas 13.5.37)
+SPARSE_MMA_BITS = {"HMMA": 0x10, "IMMA": 0x20, "QMMA": 0x08, "OMMA": 0x80}
 
 
 def preexit_used(instructions) -> bool:

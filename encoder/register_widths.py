@@ -77,6 +77,12 @@ SPARSE_MMA = {
     ("HMMA", "16832", "F16"): (2, 4, 4, 2),
     ("IMMA", "16832", None): (4, 2, 2, 4),
     ("IMMA", "16864", None): (4, 4, 4, 4),
+    # sm_120a's sparse kinds: QMMA.SP.16864 (kind::f8f6f4), QMMA.SF.SP / OMMA.SF.SP.168128
+    # (block-scaled; the metadata and scale-a are one pair after C, ptxas 13.5.37)
+    ("QMMA", "16864", "F32"): (4, 4, 4, 4),
+    ("QMMA", "16864", "F16"): (2, 4, 4, 2),
+    ("QMMA", "16864", "SF"): (4, 4, 4, 4, 2),
+    ("OMMA", "168128", "SF"): (4, 4, 4, 4, 2),
 }
 
 # ldmatrix: the count of matrices is the destination's width (twice that for the 16x16
@@ -124,6 +130,8 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         table = SPARSE_MMA if "SP" in mods else MMA
         if ins.opcode == "IMMA":
             kind = "I4" if ("S4" in mods or "U4" in mods) and "SP" not in mods and shape != "8832" else None
+        if "SP" in mods and "SF" in mods:
+            kind = "SF"
         widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA", "IMMA", "OMMA") else None))
         for pos, width in enumerate(widths or ()):
             at(pos, width)

@@ -20,11 +20,22 @@ class Node:
 
 # ----------------------------------------------------------------------------- operands
 
+# Name, IntLit and Instruction take their fields by position too (in the order of their
+# `__init__`): a class called with keywords gets them as a dict, which cost more than the
+# rest of making the node, and the parser's fast lane (fastpath.py) makes one of these per
+# operand and statement.
+
 @dataclass(slots=True, kw_only=True)
 class Name(Node):
     """A register, variable, label or function reference; `component` is `.x` for `v.x`."""
     name: str
     component: str | None = None
+
+    def __init__(self, name: str, line: int = 0, column: int = 0, component: str | None = None):
+        self.line = line
+        self.column = column
+        self.name = name
+        self.component = component
 
 
 @dataclass(slots=True, kw_only=True)
@@ -35,6 +46,15 @@ class IntLit(Node):
     text: str
     unsigned: bool = False
     overflow: bool = False
+
+    def __init__(self, value: int, text: str, line: int = 0, column: int = 0,
+                 unsigned: bool = False, overflow: bool = False):
+        self.line = line
+        self.column = column
+        self.value = value
+        self.text = text
+        self.unsigned = unsigned
+        self.overflow = overflow
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,6 +139,15 @@ class Instruction(Node):
     modifiers: tuple[str, ...]       # ('.global', '.v4', '.f32')
     operands: list
     guard: Guard | None = None
+
+    def __init__(self, opcode: str, modifiers: tuple[str, ...], operands: list, line: int = 0,
+                 column: int = 0, guard: "Guard | None" = None):
+        self.line = line
+        self.column = column
+        self.opcode = opcode
+        self.modifiers = modifiers
+        self.operands = operands
+        self.guard = guard
 
     @property
     def text(self) -> str:

@@ -251,6 +251,8 @@ class Checker:
         self.exported: set[str] = after.exported if after else set()
         self.version = (0, 0)
         self.feature_problems: dict[tuple, list[str]] = {}
+        # (opcode, modifiers, operand count) -> `lane_plan`'s answer (once the header is read)
+        self.lanes: dict[tuple, tuple | bool] = {}
         self.target_sm = 0
         self.target_name = ""
 
@@ -535,9 +537,17 @@ class Checker:
         self.collect_labels(block, scope)
         outer_labels = getattr(self, "labels", None)
         self.labels = scope
+        lanes = self.lanes
         for st in block.statements:
             t = type(st)
             if t is ast.Instruction:
+                if st.guard is None:
+                    key = (st.opcode, st.modifiers, len(st.operands))
+                    lane = lanes.get(key)
+                    if lane is None:
+                        lane = lanes[key] = self.lane_plan(st)
+                    if lane and self.in_lane(st, lane, scope):
+                        continue
                 self.check_instruction(st, scope)
             elif t is ast.VariableDecl:
                 self.declare(scope, st)
@@ -553,6 +563,46 @@ class Checker:
         self.labels = outer_labels
 
     # ------------------------------------------------------------------ instructions
+
+    def lane_plan(self, ins: ast.Instruction):
+        """For an unguarded instruction's spelling (opcode, modifiers, operand count) on
+        which `check_instruction` reports nothing once its operands pass
+        `check_plain_operands` cleanly (no feature problem, no opcode-specific rule, no
+        comparison rule, no double-precision note, a `_plain_plan`): that plan, else False.
+        `check_block` then checks such instructions' operands only (`in_lane`)."""
+        op, mods, count = ins.opcode, ins.modifiers, len(ins.operands)
+        if op in _OUTSIDE_LANE or op in _OPCODE_FEATURE_CHECKS \
+                or op in _SYNC_REQUIRED and ".sync" not in mods \
+                or self.double_use is not None and ".f64" in mods \
+                or op in ("setp", "set") and _integer_comparison_mismatch(mods) \
+                or op in ("min", "max") and count == 4 and mods[-1:] == (".f32",) \
+                or self.spelling_problems(ins):
+            return False
+        return _plain_plan(op, mods, count) or False
+
+    def in_lane(self, ins: ast.Instruction, plan, scope: _Scope) -> bool:
+        """Whether every operand is what `check_plain_operands` passes without a report
+        (a scalar register of a fitting type, or a source integer literal that fits) and
+        no name `check_features` looks at: then `check_instruction` would report nothing.
+        Reports nothing itself; False sends the instruction the general way."""
+        wants, relaxed, _ = plan
+        lookup = scope.lookup
+        Name, IntLit = ast.Name, ast.IntLit
+        for (role, want, immediate_ok), operand in zip(wants, ins.operands):
+            t = type(operand)
+            if t is Name:
+                if operand.component is not None or operand.name in _OUTSIDE_LANE_NAMES:
+                    return False
+                sym = lookup(operand.name)
+                if sym is None or sym.kind != "reg" or sym.vector is not None \
+                        or sym.type != want and not type_compatible(want, sym.type, relaxed):
+                    return False
+            elif t is IntLit and role == "a":
+                if not immediate_ok or operand.overflow:
+                    return False
+            else:
+                return False
+        return True
 
     def check_instruction(self, ins: ast.Instruction, scope: _Scope):
         if ins.opcode in ("ld", "st") and getattr(self.function, "kind", None) == ".entry" \
@@ -1173,7 +1223,9 @@ class Checker:
             if type(arg) is ast.Name and arg.name == "_":    # a sink result is fine
                 self.error(f"Illegal argument for formal parameter '{param.declarators[0].name}'", ins)
 
-    def check_features(self, ins: ast.Instruction):
+    def spelling_problems(self, ins: ast.Instruction) -> list[str]:
+        """The feature messages of the instruction's opcode and modifiers on this target and
+        version (kept per spelling)."""
         key = (ins.opcode, ins.modifiers, self.version, self.target_name, self.target_sm)
         problems = self.feature_problems.get(key)
         if problems is None:
@@ -1181,11 +1233,15 @@ class Checker:
             # (of a repeated modifier ptxas checks the one it keeps: `st.v8.v2` is no .v8)
             problems = self.feature_problems[key] = self._feature_problems(
                 ins if kept == ins.modifiers else dataclasses.replace(ins, modifiers=kept))
-        for message in problems:
+        return problems
+
+    def check_features(self, ins: ast.Instruction):
+        for message in self.spelling_problems(ins):
             self.error(message, ins)
         if self.target_sm < 90:                   # no special register is newer otherwise
             for operand in ins.operands:
-                if isinstance(operand, ast.Name):
+                # (only the names of `_NEWER_REGISTERS` can draw a message: the rest skip it)
+                if isinstance(operand, ast.Name) and operand.name in _NEWER_REGISTERS:
                     message = sm80_features.register_problem(operand.name, self.target_sm)
                     if operand.name in isa.SM90_SPECIAL_REGISTERS:
                         message = f"Feature '{operand.name}' requires .target sm_90 or higher"
@@ -1588,22 +1644,30 @@ class Checker:
         """kind::f8f6f4 fp6/fp4 and block-scaled `mma` (frontend/mma_narrow.py): the spelling's
         lines, then the selector pairs' values."""
         sizes = [len(op.elements) if type(op) is ast.VectorOperand else 1 for op in ins.operands]
+        # the sparse kinds: metadata and sparsity selector after C, the scale operands two later
+        sparse = any(m.startswith(".sp") for m in ins.modifiers)
+        skip = 2 if sparse else 0
+        sparsity = _constant_value(ins.operands[5]) if sparse and len(ins.operands) > 5 else None
         problems = mma_narrow.problems(ins.modifiers, len(ins.operands), self.version,
                                        self.target_name, lambda: self._fp8_mma_problems(ins), sizes)
-        if len(ins.operands) == 8 and mma_narrow.selectors_checked(ins.modifiers, problems):
+        if len(ins.operands) == 8 + skip and mma_narrow.selectors_checked(ins.modifiers, problems):
             pairs = []
-            for operand in (ins.operands[5], ins.operands[7]):
+            for operand in (ins.operands[5 + skip], ins.operands[7 + skip]):
                 elements = list(operand.elements) if type(operand) is ast.VectorOperand else []
                 values = [_constant_value(e) for e in elements]
                 pairs.append(values if len(values) == 2 else [None, None])
             # scale data in registers, selectors as two immediates each (ptxas: a register
             # selector or an immediate scale is an "Arguments mismatch")
-            shaped = all(type(ins.operands[i]) is ast.Name for i in (4, 6)) \
+            shaped = all(type(ins.operands[i + skip]) is ast.Name for i in (4, 6)) \
                 and all(None not in pair for pair in pairs)
             if not shaped:
                 problems = problems + ["Arguments mismatch for instruction 'mma'"]
             else:
-                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs)
+                name = "Sparse mma" if sparse and any(m in mma_narrow.BLOCK_KINDS for m in ins.modifiers) \
+                    else "mma"
+                problems = problems + mma_narrow.selector_problems(ins.modifiers, pairs, 5 + skip, name)
+        if sparse and mma_narrow.sync_target(self.target_name):
+            problems = problems + mma_narrow.sparse_tail(ins.modifiers, sparsity, problems)
         for message in problems:
             self.error(message, ins)
 
@@ -2305,6 +2369,12 @@ _ATOMIC_OPERATIONS = frozenset((".and", ".or", ".xor", ".exch", ".cas", ".add", 
 _SPACE_LIMITED = {"ldu": frozenset((".global",)), "createpolicy.range": frozenset((".global",))}
 # the opcodes `Checker.check_opcode_features` has rules for
 _OPCODE_FEATURE_CHECKS = frozenset(("cvt", "ld", "st", "mbarrier", "mma"))
+# special registers newer than some targets below sm_90 (`check_features`' operand rule)
+_NEWER_REGISTERS = sm80_features.SPECIAL_REGISTERS | isa.SM90_SPECIAL_REGISTERS
+# opcodes with rules of their own in `check_instruction` before or beside the operand
+# check (and ld/st, whose `.param::func` rule depends on the function): never in the lane
+_OUTSIDE_LANE = frozenset(("ld", "st", "ldmatrix", "stmatrix", "setmaxnreg", "call"))
+_OUTSIDE_LANE_NAMES = _UNPLAIN_NAMES | _NEWER_REGISTERS
 
 
 @functools.lru_cache(maxsize=4096)

@@ -105,8 +105,7 @@ def build(shape: tuple, text: str, start: int, line: int, line_start: int) -> as
         opcode, *mods = op_text.split(".")
         parts = _OPCODES[op_text] = (opcode, tuple("." + m for m in mods))
     column = start - line_start + 1
-    ins = ast.Instruction(opcode=parts[0], modifiers=parts[1], operands=[],
-                          line=line, column=column + op_at)
+    ins = ast.Instruction(parts[0], parts[1], [], line, column + op_at)
     if pred is not None:
         ins.guard = ast.Guard(predicate=_name(pred, line, column + pred_at),
                               negated=bool(neg), line=line, column=column)
@@ -165,10 +164,10 @@ def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
     if plan:
         for offset, name, literal in plan:
             if literal is None:
-                operands.append(Name(name=name, line=line, column=column + offset))
+                operands.append(Name(name, line, column + offset))
             else:
-                operands.append(IntLit(value=literal[0], text=name, unsigned=literal[1],
-                                       overflow=literal[2], line=line, column=column + offset))
+                operands.append(IntLit(literal[0], name, line, column + offset, literal[1],
+                                       literal[2]))
         return
     for piece in ops.split(","):
         stripped = piece.lstrip(" \t")
@@ -180,7 +179,7 @@ def _plain_operands(ops: str, pos: int, text: str, line: int, line_start: int,
             if "." in stripped:
                 operands.append(_name(stripped, line, at))
             else:
-                operands.append(Name(name=stripped, line=line, column=at))
+                operands.append(Name(stripped, line, at))
         elif c == "[":
             a = _ADDRESS.match(text, at + line_start - 1)
             operands.append(_address(a, line, lambda p: p - line_start + 1))
@@ -254,7 +253,7 @@ def _name(text: str, line: int, column: int) -> ast.Name:
     base, dot, comp = text.partition(".")
     if dot:
         return ast.Name(name=base, component="." + comp, line=line, column=column)
-    return ast.Name(name=text, line=line, column=column)
+    return ast.Name(text, line, column)
 
 
 def _address(m: re.Match, line: int, col) -> ast.Address:
@@ -312,8 +311,7 @@ def int_literal(text: str, line: int, column: int) -> ast.IntLit:
     """An integer literal as ptxas reads it: wrapped to 64 bits, with `overflow` set for a
     decimal one ptxas rejects."""
     value, unsigned, overflow = _literal(text)
-    return ast.IntLit(value=value, text=text, unsigned=unsigned, overflow=overflow,
-                      line=line, column=column)
+    return ast.IntLit(value, text, line, column, unsigned, overflow)
 
 
 def _literal(text: str) -> tuple[int, bool, bool]:

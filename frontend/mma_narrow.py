@@ -46,6 +46,12 @@ def _split(target: str) -> tuple[int, str]:
     return int(digits or 0), target[-1:] if target[-1:] in ("a", "f") else ""
 
 
+def sync_target(target: str) -> bool:
+    """Whether `target` has these forms (sm_120a/f, sm_121a/f)."""
+    sm, suffix = _split(target)
+    return bool(suffix) and 120 <= sm < 130
+
+
 def _types(modifiers) -> list[str]:
     return [m for m in modifiers if m in (".f16", ".f32") + FP8 + NARROW + SCALE_TYPES
             or m in (".bf16", ".tf32", ".s8", ".u8", ".s4", ".u4", ".b1", ".f64", ".s32")]
@@ -69,7 +75,7 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
     stype = next((t for t in types if t in SCALE_TYPES), None)
     written_vec = next((m for m in mods if m in SCALE_VECS), None)
     scaled = kind in BLOCK_KINDS or ".block_scale" in mods
-    sync_target = bool(suffix) and 120 <= sm < 130
+    sync = sync_target(target)
     feature_target = bool(suffix) and sm >= 100
     unsupported = f"not supported on .target '{target}'"
     out = []
@@ -77,7 +83,7 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
     if scaled:
         if version < (8, 7):
             out.append("Feature 'mma with block scale' requires PTX ISA .version 8.7 or later")
-        if not sync_target:
+        if not sync:
             out.append(f"Instruction 'mma with block scale' {unsupported}")
         if written_vec == ".scale_vec::4X" and stype == ".ue8m0" and version < (9, 1):
             out.append("Feature 'mma with .scale_vec::4X and .ue8m0 scale type' requires PTX ISA "
@@ -91,9 +97,9 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
         if written_vec == ".scale_vec::4X" and version < (8, 7):
             out.append("Feature '.scale_vec::4X' requires PTX ISA .version 8.7 or later")
         vec = size(mods)
-        if vec is not None and not sync_target and not (feature_target and suffix == "a"):
+        if vec is not None and not sync and not (feature_target and suffix == "a"):
             out.append(f"Feature '{vec}' {unsupported}")
-        if not sync_target:
+        if not sync:
             return out
     else:
         if narrow and version < (8, 7):
@@ -101,7 +107,7 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
                        ".version 8.7 or later")
         if any(t in FP8 for t in types[1:3]) and not narrow:
             out += fp8_problems()
-        if not sync_target:
+        if not sync:
             if narrow:
                 out.append(f"Instruction 'mma with with FP6/FP4 floating point type' {unsupported}")
             if kind is not None and not feature_target:
@@ -110,8 +116,79 @@ def problems(modifiers, n_operands: int, version, target: str, fp8_problems, siz
                 out.append(".kind::f8f6f4 modifier required for instruction 'mma'")
             return out
     if any(m.startswith(".sp") for m in mods):
-        return out          # the sparse forms: not generated yet (isel's "not supported yet")
+        return out + _sparse_problems(mods, kind, types, stype, written_vec, n_operands,
+                                      tuple(sizes))
     return out + _form_problems(mods, kind, types, stype, written_vec, n_operands, tuple(sizes))
+
+
+# the dense shape whose rules a sparse kind's shape follows (k halved: A keeps half its elements)
+SPARSE_TO_DENSE = {".m16n8k64": ".m16n8k32", ".m16n8k128": ".m16n8k64"}
+
+
+def _sparse_problems(mods, kind, types, stype, written_vec, n_operands, sizes) -> list[str]:
+    """`mma.sp[::ordered_metadata] ... .kind::*` (branch sparse120, read off
+    tools/mma_sparse_sm120_forms.py's `--refusals` grid): a scale type with f16, `.block_scale`
+    without a scale type; the unscaled spellings (kind::f8f6f4's operands) at a shape other than
+    m16n8k64; the scaled ones as the dense form of half the k says them (its shape renamed
+    back, no "Arguments mismatch": ten operands are the sparse form's count), mxf4's at
+    m16n8k32 their own lines. `sparse_tail` gives the lines after the selectors'."""
+    shape = next((m for m in mods if m.startswith(".m") and "n" in m and "k" in m), None)
+    ab = [t for t in types if t in FP8 + NARROW]
+    if stype is not None and ".f16" in types:
+        return ["Unexpected instruction types specified for 'mma'"]
+    if stype is None and ".block_scale" in mods and n_operands == 10:
+        return ["Arguments mismatch for instruction 'mma'"]
+    vector = ["Argument vector size mismatch for instruction 'mma'"] * 2
+    if stype is None:
+        out = [f"Illegal modifier '{kind}' for instruction 'mma'"] if kind in BLOCK_KINDS else []
+        if shape != ".m16n8k64":
+            out += [f"Incorrect instruction type specified for Sparse mma with shape '{shape}'"] + vector
+            if shape == ".m16n8k128":
+                out.append("Illegal matrix shape '.m16n8k128' for instruction 'mma'")
+        return out
+    if n_operands != 10:
+        return []
+    dense = SPARSE_TO_DENSE.get(shape, ".m16n8k16")
+    dense_mods = tuple(dense if m == shape else m for m in mods if not m.startswith(".sp"))
+    out = []
+    for line in _form_problems(dense_mods, kind, types, stype, written_vec, 8, sizes[:4] + sizes[6:]):
+        if line.startswith("Illegal matrix shape"):     # the sparse instruction's name and operands
+            out += [f"Illegal matrix shape '{shape}' for instruction 'Sparse mma'"] \
+                + [v.replace("'mma'", "'Sparse mma'") for v in vector]
+        elif not line.startswith("Arguments mismatch"):
+            out.append(line.replace(f"'{dense}'", f"'{shape}'"))
+    return out
+
+
+# lines after which ptxas says nothing more of a sparse kind spelling
+_FINAL = ("Unexpected instruction types", "Arguments mismatch",
+          "Incorrect instruction type specified for mma with shape")
+
+
+def sparse_tail(modifiers, sparsity, problems) -> list[str]:
+    """The sparse kinds' lines after the scale selectors' (ptxas's order): a sparsity selector
+    out of range (0 only; 0 or 1 at m16n8k32), plain `.sp`, and an unscaled spelling's
+    `.scale_vec` modifier. None after a final line; no selector line after a missing
+    `.block_scale`."""
+    mods = tuple(modifiers)
+    kind = next((m for m in mods if m in KINDS), None)
+    if kind is None or not any(m.startswith(".sp") for m in mods) \
+            or any(line.startswith(_FINAL) for line in problems):
+        return []
+    stype = next((m for m in mods if m in SCALE_TYPES), None)
+    out = []
+    allowed = (0, 1) if ".m16n8k32" in mods else (0,)
+    if sparsity is not None and sparsity not in allowed \
+            and not any(".block_scale modifier required" in line for line in problems):
+        name = "Sparse mma" if stype is not None else "mma"
+        out.append(f"Argument 5 of instruction '{name}': unexpected value '{sparsity}', expected to be "
+                   + " or ".join(str(v) for v in allowed))
+    if ".sp" in mods:
+        out.append("Illegal modifier '.sp' for instruction 'mma'")
+    written_vec = next((m for m in mods if m in SCALE_VECS), None)
+    if stype is None and written_vec:
+        out.append(f"Illegal modifier '{written_vec}' for instruction 'mma'")
+    return out
 
 
 def _form_problems(mods, kind, types, stype, written_vec, n_operands, sizes=()) -> list[str]:
@@ -234,14 +311,16 @@ def selectors_checked(modifiers, problems) -> bool:
                    for p in problems)
 
 
-def selector_problems(modifiers, pairs) -> list[str]:
+def selector_problems(modifiers, pairs, first: int = 5, name: str = "mma") -> list[str]:
     """ptxas's lines for the selector pairs ((byte-id, thread-id) of A, of B; None where not
-    an immediate): A's pair is argument 5, B's 7; byte-id's line, then thread-id's (both)."""
+    an immediate): A's pair is argument `first` (5; 7 in the sparse forms), B's two after;
+    byte-id's line, then thread-id's (both); `name`: 'Sparse mma' in the sparse mx kinds'
+    byte-id line."""
     vec = size(modifiers)
     if vec is None:
         return []
     out = []
-    for (arg, top), pair in zip(((5, 1), (7, 3)), pairs):
+    for (arg, top), pair in zip(((first, 1), (first + 2, 3)), pairs):
         byte, thread = pair
         allowed = BYTE_IDS[vec]
         if byte is not None and byte not in allowed:
@@ -249,7 +328,7 @@ def selector_problems(modifiers, pairs) -> list[str]:
                 out.append(f"Argument {arg} of instruction 'mma': value '{byte}' out of range, "
                            f"expected to be in range [0..{allowed[-1]}]")
             else:
-                out.append(f"Argument {arg} of instruction 'mma': unexpected value '{byte}', "
+                out.append(f"Argument {arg} of instruction '{name}': unexpected value '{byte}', "
                            f"expected to be {' or '.join(str(v) for v in allowed)}")
         if thread is not None and not 0 <= thread <= top:
             out.append(f"Argument {arg} of instruction 'mma': value '{thread}' out of range, "

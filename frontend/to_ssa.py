@@ -929,9 +929,9 @@ class _FunctionLowering:
         if st.opcode == "st" and _has_sink(st.operands[-1]):
             return self.lower_instruction(st, scope, block, plain=False)   # (`_without_sinks`)
         ty, types, rest, space, has_result, src_types, masks = plan
-        ins = ir.Instr(st.opcode, modifiers=rest, type=ty, types=types, line=st.line)
-        if space is not None:
-            ins.space = space
+        # (by position, in ir.Instr's field order: a class called with keywords gets them as
+        # a dict, the larger part of making the instruction)
+        ins = ir.Instr(st.opcode, [], [], rest, ty, types, None, False, [], space, None, st.line)
         if st.guard is not None:
             g = scope.lookup(st.guard.predicate.name)
             if not isinstance(g, _Var):

@@ -43,13 +43,29 @@ def _function_instructions(fn: ast.Function):
             pending.pop()
 
 
+def module_opcodes(module: ast.Module) -> set[str]:
+    """The opcodes of every function body's instructions (nested blocks too): the rules
+    below for rare instructions are given it and skip the walk where theirs is absent."""
+    found: set[str] = set()
+    Instruction, Block = ast.Instruction, ast.Block
+    pending = [fn.body.statements for fn in module.functions() if fn.body is not None]
+    while pending:
+        statements = pending.pop()
+        found.update({st.opcode for st in statements if type(st) is Instruction})
+        pending.extend(st.statements for st in statements if type(st) is Block)
+    return found
+
+
 SETMAXNREG_IGNORED = ("(C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to "
                       "determine register count at entry.")
 
 
-def setmaxnreg_advisories(module: ast.Module) -> list[CompileError]:
+def setmaxnreg_advisories(module: ast.Module, opcodes: set[str] | None = None) -> list[CompileError]:
     """ptxas 13.5's info line (no file or line) for each kernel that has `setmaxnreg` but no
-    `.maxnreg`: it drops the kernel's setmaxnreg instructions (isel: sel_setmaxnreg)."""
+    `.maxnreg`: it drops the kernel's setmaxnreg instructions (isel: sel_setmaxnreg).
+    `opcodes`: `module_opcodes(module)`, where known."""
+    if opcodes is not None and "setmaxnreg" not in opcodes:
+        return []
     return [CompileError(SETMAXNREG_IGNORED, None, None, None, "info") for fn in module.functions()
             if fn.kind == ".entry" and fn.body is not None
             and not any(d.name == ".maxnreg" for d in fn.directives)
@@ -72,13 +88,16 @@ def _names(node) -> set[str]:
     return set()
 
 
-def wgmma_wait_injections(module: ast.Module) -> list[CompileError]:
+def wgmma_wait_injections(module: ast.Module, opcodes: set[str] | None = None) -> list[CompileError]:
     """ptxas 13.5's info line (no file) for each point where it injects a
     `wgmma.wait_group 0`: an instruction other than wgmma reading a register that a
     `wgmma.mma_async` not yet waited for defines (its accumulator; groups complete in
     order, so `wait_group N` leaves the last N committed groups pending). Walked in PTX
     order, as isel does (isel/wgmma.py wait_for_accumulators writes the wait); every MMA
-    counts as done after one. (ptxas's C7514/C7515 serialization lines are not given.)"""
+    counts as done after one. (ptxas's C7514/C7515 serialization lines are not given.)
+    `opcodes`: `module_opcodes(module)`, where known."""
+    if opcodes is not None and "wgmma" not in opcodes:
+        return []
     from ptx2sass.frontend.to_ssa import NO_RESULT
     out = []
     for fn in module.functions():
@@ -122,8 +141,11 @@ def double_precision_warnings(module: ast.Module, as_errors: bool = False) -> li
     return out
 
 
-def sparse_mma_advisories(module: ast.Module) -> list[CompileError]:
+def sparse_mma_advisories(module: ast.Module, opcodes: set[str] | None = None) -> list[CompileError]:
     """ptxas 13.5's advisory (an info line, not a warning: -w and -Werror leave it) for each
-    `mma.sp` written without `::ordered_metadata`, on every target and PTX version."""
+    `mma.sp` written without `::ordered_metadata`, on every target and PTX version.
+    `opcodes`: `module_opcodes(module)`, where known."""
+    if opcodes is not None and "mma" not in opcodes:
+        return []
     return [CompileError(SPARSE_MMA_ADVISORY, file, st.line, st.column, "info")
             for file, st in _instructions(module) if st.opcode == "mma" and ".sp" in st.modifiers]

@@ -863,15 +863,17 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
             and not cl.flag("generate-line-info") and not _implies_debug_information(module):
         report.warning("Option suppress-debug-info requires option device-debug or lineinfo; "
                        "ignoring since latter is not specified")
+    from ptx2sass.frontend.usage_warnings import module_opcodes
+    opcodes = module_opcodes(module)      # (the rules below skip modules without theirs)
     if not cl.flag("suppress-sparse-mma-advisory-info"):
         from ptx2sass.frontend.usage_warnings import sparse_mma_advisories
-        for d in sparse_mma_advisories(module):
+        for d in sparse_mma_advisories(module, opcodes):
             report.info_at(d)
     from ptx2sass.frontend.usage_warnings import setmaxnreg_advisories
-    for d in setmaxnreg_advisories(module):
+    for d in setmaxnreg_advisories(module, opcodes):
         report.info(d.message)
     from ptx2sass.frontend.usage_warnings import wgmma_wait_injections
-    for d in wgmma_wait_injections(module):
+    for d in wgmma_wait_injections(module, opcodes):
         report.info(d.message)
     _target_option_messages(cl, module, report)
     if cl.flag("warn-on-double-precision-use"):

@@ -44,6 +44,7 @@ from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
 from ptx2sass.isel.high_halves import read_high_halves
 from ptx2sass.isel.fold_float_signs import fold_float_signs
+from ptx2sass.isel.lop3_chains import fold_lop3_chains
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
@@ -342,6 +343,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
     fold_float_signs(mf)
+    fold_lop3_chains(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
     combine_adds(mf)

@@ -29,11 +29,14 @@ def instruction_bits(st: ast.Instruction) -> int:
 
 def _own_bits(block: ast.Block) -> int:
     bits = 0
+    Instruction, Block = ast.Instruction, ast.Block
     for st in block.statements:
-        if isinstance(st, ast.Block):
+        t = type(st)
+        if t is Instruction:
+            if st.opcode == "multimem":        # (`instruction_bits` is 0 for the rest)
+                bits |= instruction_bits(st)
+        elif t is Block:
             bits |= _own_bits(st)
-        elif isinstance(st, ast.Instruction):
-            bits |= instruction_bits(st)
     return bits
 
 

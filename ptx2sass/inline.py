@@ -607,13 +607,17 @@ def _name(node, name: str) -> ast.Name:
 
 
 def _call_targets(block: ast.Block):
+    Instruction, Block = ast.Instruction, ast.Block
     for st in block.statements:
-        if isinstance(st, ast.Block):
-            yield from _call_targets(st)
-        elif isinstance(st, ast.Instruction) and st.opcode == "call":
+        t = type(st)
+        if t is Instruction:
+            if st.opcode != "call":
+                continue
             ops = [o for o in st.operands if not isinstance(o, ast.ParenList)]
             if ops and isinstance(ops[0], ast.Name):
                 yield ops[0].name
+        elif t is Block:
+            yield from _call_targets(st)
 
 
 def call_graph(module: ast.Module) -> dict[str, list[str]]:

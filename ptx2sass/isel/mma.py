@@ -72,6 +72,25 @@ SPARSE_FORMS = {("m16n8k16", "f16"): ("16816", 2, 2, 3), ("m16n8k32", "f16"): ("
                    (("m16n8k32", ("16832", 2, 2, 1)), ("m16n8k64", ("16864", 4, 4, 0)))}}
 
 
+# sparse kinds (`mma.sp::ordered_metadata ... .kind::*`, sm_120a/121a): kind -> (opcode, SASS
+# shape, PTX shape). ptxas 13.5.37 writes `QMMA.SP.16864.<F32|F16>.<A>.<B> D, A, B, C, E, 0x0`,
+# `QMMA.SF.SP.16864.F32.<A>.<B>.E8` and `OMMA.SF.SP.168128.F32.E2M1.E2M1.<E8|UE4M3>[.4X]
+# D, A, B, C, {E, scale-a}, scale-b, URsel, 0x0`: A, B and C four registers each (C two for an
+# f16 kind::f8f6f4), the metadata E and scale-a one aligned pair, the selectors packed as the
+# dense block-scaled forms'. Sparsity selector 0 only ("expected to be 0").
+SPARSE_KINDS = {"kind::f8f6f4": ("QMMA", "16864", "m16n8k64"),
+                "kind::mxf8f6f4": ("QMMA", "16864", "m16n8k64"),
+                "kind::mxf4": ("OMMA", "168128", "m16n8k128"),
+                "kind::mxf4nvf4": ("OMMA", "168128", "m16n8k128")}
+
+
+def sparse_kind(ins) -> str | None:
+    """The `.kind::*` of a sparse mma, else None."""
+    if not any(m.startswith("sp") for m in ins.modifiers):
+        return None
+    return next((m for m in ins.modifiers if m in SPARSE_KINDS), None)
+
+
 def sub_byte_available(arch, modifiers) -> bool:
     """Whether `arch` generates a sub-byte mma (s4/u4 IMMA, b1 BMMA of the named operation)."""
     if "b1" in modifiers:
@@ -87,6 +106,8 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
     """(registers in A, in B, in C) of a supported `mma`, as the selection splits its sources."""
     shape = shape_of(ins)
     a_type = ins.types[0] if ins.types else None
+    if sparse_kind(ins) is not None:
+        return 4, 4, 4 if ins.type == "f32" else 2
     if any(m.startswith("sp") for m in ins.modifiers):
         form = _sparse_form(ins)
         return None if form is None else (form[1], form[2], 4 if ins.type in ("f32", "s32") else 2)
@@ -129,6 +150,8 @@ class MatrixMultiply:
     def sel_mma(self, ins):
         shape = shape_of(ins)
         a_type = ins.types[0] if ins.types else None
+        if sparse_kind(ins) is not None:
+            return self.sparse_kind_mma(ins, shape)
         if any(m.startswith("sp") for m in ins.modifiers):
             return self.sparse_mma(ins, shape)
         if shape == "m8n8k4" and ins.type == "f64" and self.arch.f64_mma:
@@ -330,6 +353,59 @@ class MatrixMultiply:
         self.note_wide(ins, d.reg, (a, b, c))
         self.emit("HMMA" if not integer else "IMMA", mods, [d, a, b, c, meta, Imm(selector.value)],
                   widths=widths)
+        for k, value in enumerate(ins.dests):
+            self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
+
+    def sparse_kind_mma(self, ins, shape):
+        """`mma.sp::ordered_metadata` with `.kind::f8f6f4` (QMMA.SP.16864) or a block-scaled
+        kind (QMMA.SF.SP.16864, OMMA.SF.SP.168128) on sm_120a/121a, as ptxas writes them (see
+        SPARSE_KINDS); the frontend checked kinds, types and selector ranges."""
+        kind = sparse_kind(ins)
+        opcode, name, ptx_shape = SPARSE_KINDS[kind]
+        types = list(ins.types)
+        scaled = "block_scale" in ins.modifiers
+        n_c = 4 if ins.type == "f32" else 2
+        srcs = list(ins.srcs)
+        n_srcs = 4 + 4 + n_c + 2 + (6 if scaled else 0)
+        if not self.arch.narrow_float_mma or self.guard is not None or shape != ptx_shape \
+                or "row" not in ins.modifiers or "col" not in ins.modifiers \
+                or ins.type not in ("f32", "f16") or len(types) != 3 + scaled \
+                or types[2] != ins.type or any(t not in F8F6F4_TYPES for t in types[:2]) \
+                or scaled != (kind != "kind::f8f6f4") \
+                or (scaled and (types[3] not in SCALE_TYPES or ins.type != "f32")) \
+                or len(ins.dests) != n_c or len(srcs) != n_srcs:
+            raise self._refuse(ins)
+        meta, selector = srcs[8 + n_c], srcs[9 + n_c]
+        if not isinstance(selector, ir.Const) or (scaled and not all(
+                isinstance(v, ir.Const) for v in (srcs[15], srcs[16], srcs[18], srcs[19]))):
+            raise self._refuse(ins)
+        if selector.value != 0:      # ptxas names the block-scaled ones 'Sparse mma'
+            raise CompileError(f"Argument 5 of instruction '{'Sparse mma' if scaled else 'mma'}': unexpected value "
+                               f"'{selector.value}', expected to be 0", self.file, self.line)
+        a, b = self.gather(srcs[:4]), self.gather(srcs[4:8])
+        c = self.gather_accumulator(srcs[8:8 + n_c])
+        d = VOp(self.mf.new_vreg("R", n_c))
+        mods = ("SP", name, ins.type.upper(), types[0].upper(), types[1].upper())
+        if scaled:
+            mods = ("SF",) + mods + (SCALE_TYPES[types[3]],) \
+                + (("4X",) if "scale_vec::4X" in ins.modifiers else ())
+            pair = self.gather([meta, srcs[14]], reuse=False)
+            scale_b = self.in_register(srcs[17])
+            byte_a, thread_a, byte_b, thread_b = (srcs[i].value for i in (15, 16, 18, 19))
+            packed = byte_a | thread_a << 2 | byte_b << 3 | thread_b << 5
+            if packed:
+                sel = VOp(self.mf.new_vreg("UR"))
+                self.emit("UMOV", (), [sel, self.imm32(packed)], guarded=False)
+            else:
+                sel = URZ
+            tail = [pair, scale_b, sel, Imm(0)]
+        else:
+            tail = [self.in_register(meta), Imm(0)]
+        fragments = (a, b, c)
+        widths = {1 + i: n for i, (op, n) in enumerate(zip(fragments, (4, 4, n_c)))
+                  if isinstance(op, VOp) and op.part is not None}
+        self.note_wide(ins, d.reg, fragments)
+        self.emit(opcode, mods, [d, a, b, c, *tail], widths=widths)
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
