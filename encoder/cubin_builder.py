@@ -731,16 +731,20 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if reserved_alias:
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+    def function_symbol(k: Kernel) -> None:
+        syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
+                           STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
+        func_sym[k.name] = len(syms) - 1
+        if k.is_entry and not ((hopper or relocatable) and k is file_order[0]):
+            syms.extend(shared_groups.pop("extern", {}).values())
+
+    by_name = {k.name: k for k in file_order}
     for k in file_order:
-        if k.name in local_sym:
+        if k.name in local_sym or k.name in func_sym:
             pass
         # (-c -g on sm_90+: a leading function's symbol before the unified tables', 13.5.37)
         elif k is not file_order[0] or k.is_entry or (relocatable and (has_entry or device_debug and hopper)):
-            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
-                               STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
-            func_sym[k.name] = len(syms) - 1
-            if k.is_entry and not ((hopper or relocatable) and k is file_order[0]):
-                syms.extend(shared_groups.pop("extern", {}).values())
+            function_symbol(k)
         if k is file_order[0]:
             # (sm_90: the reserved-shared symbols right after the handles the kernel names)
             refs = [n for n in dict.fromkeys(k.handle_refs) if n in handles]
@@ -806,6 +810,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
                 extern_sym[name] = len(syms) - 1
+        for name in k.named_kernels:   # (-c: the kernels it names, in that order, ptxas 13.5.37)
+            if name not in func_sym and name not in local_sym and name in by_name:
+                function_symbol(by_name[name])
     if relocatable:     # (a module of functions only: its extern shared variables last)
         syms.extend(shared_groups.pop("extern", {}).values())
         for alias, target in (function_aliases or {}).items():
