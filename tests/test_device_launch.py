@@ -336,3 +336,18 @@ def test_two_launched_kernels_are_built_like_ptxas(arch):
         for side in (theirs, ours):
             side["text relocations"].pop("_Z4fillPiii")
     assert ours == theirs
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_device_launch_under_c_and_g_is_built_like_ptxas(arch):
+    """nvcc -G -rdc=true's case: -c -g. (The frame relocations are left out: their offsets
+    in `.nv_debug_line_sass` follow the length of each kernel's line program, which follows
+    its code.)"""
+    ptx = _for(CDP, arch)
+    r = oracle.ptxas(ptx, arch=arch, options=("-c", "-g"))
+    assert r.ok, r.stderr
+    theirs = _structure(r.output)
+    ours = _structure(codegen.compile_ptx(ptx, arch=arch, compile_only=True, debug=True))
+    for side in (theirs, ours):
+        side.pop("frame relocations")
+    assert ours == theirs
