@@ -76,9 +76,10 @@ class Target:
     # writes it: R_CUDA_ABS47_34 in .rel on sm_75-89, type 0x4b in .rela from sm_90 (the
     # sm_8x type patches other bits there: the H200 faulted on -g calls, GPU run 14)
     call_relocation: tuple[int, bool] = (0x3A, False)
-    # The relocations of the halves of a `.func`'s address (`32@lo(f)` / `32@hi(f)`, -c and
-    # -g, ptxas 13.5.37): R_CUDA_ABS32_LO/HI_32 on sm_75-89; from sm_90 0x70/0x71 (the
-    # unified function table's entry, `__UFT`)
+    # The relocations of the halves of a `.func`'s address (`32@lo(f)` / `32@hi(f)`) under
+    # -c, with or without -g (ptxas 13.5.37): R_CUDA_ABS32_LO/HI_32 on sm_75-89; from sm_90
+    # 0x70/0x71 (the unified function table's entry, `__UFT`); a whole program's (-g) are
+    # R_CUDA_ABS32_LO/HI_32 on every target
     function_address_relocation: tuple[int, int] = (0x38, 0x39)
     # Relocatable output: a call through a pointer (`CALL.ABS.NOINC R`), whose value is an
     # entry of the unified function table from sm_90, is relocated (symbol, type, addend 0):

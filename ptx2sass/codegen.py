@@ -581,7 +581,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     functions: dict[str, _Compiled] | None = None,
                     pointers: dict[str, int] | None = None,
                     externs: dict[str, ir.Function] | None = None,
-                    body_lines: dict[str, int] | None = None, keep_order: bool = False) -> KernelCode:
+                    body_lines: dict[str, int] | None = None, keep_order: bool = False,
+                    relocatable: bool = False) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does).
     `body_lines` gives each function's opening-brace line, the PTX line ptxas gives its
@@ -677,7 +678,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
         text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
-                                              info.const_relocation, info.function_address_relocation)
+                                              info.const_relocation, _function_relocation(info, relocatable))
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None
@@ -871,7 +872,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             textures_before += sum(1 for n in handle_refs[fn.name]
                                    if mod_layout.handles.get(n.split(",")[0]) == "texref")
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers, externs, body_lines, full_debug)
+                               pointers, externs, body_lines, full_debug, relocatable)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -905,7 +906,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               named_kernels=list(dict.fromkeys(r[1] for r in code.relocations
                                                                if r[2] in DESCRIPTOR_RELOCATION.values())),
                               named_functions=list(dict.fromkeys(
-                                  r[1] for r in code.relocations if r[2] in info.function_address_relocation
+                                  r[1] for r in code.relocations if r[2] in _function_relocation(info, relocatable)
                                   and pointers.get(r[1], 0) is None)),
                               relocations=[Relocation(*r) for r in reversed(
                                   _with_pointer_calls(code, info) if relocatable else code.relocations)],
@@ -1158,6 +1159,13 @@ def _reached(roots: list[str], targets: dict[str, KernelCode]) -> set[str]:
 def _branches_conditionally(code: KernelCode) -> bool:
     """A guarded BRA: ptxas -g then writes a CRS_STACK_SIZE of 0."""
     return any(ins.opcode == "BRA" and ins.guard is not None for ins in code.instructions)
+
+
+def _function_relocation(info, relocatable: bool) -> tuple[int, int]:
+    """The relocations of a `.func` address's halves: the target's under -c (sm_90+: the
+    unified function table's), R_CUDA_ABS32_LO/HI_32 in a whole program (-g: ptxas 13.5.37
+    writes those on sm_90 too)."""
+    return info.function_address_relocation if relocatable else (R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32)
 
 
 def _with_pointer_calls(code: KernelCode, info) -> list:

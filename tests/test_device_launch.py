@@ -351,3 +351,18 @@ def test_device_launch_under_c_and_g_is_built_like_ptxas(arch):
     for side in (theirs, ours):
         side.pop("frame relocations")
     assert ours == theirs
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_whole_program_debug_function_address_keeps_absolute_relocations(arch):
+    """-g without -c: ptxas 13.5.37 relocates a `.func` address's halves R_CUDA_ABS32_LO/HI_32
+    on sm_90 too (the unified table's 0x70/0x71 are -c's only)."""
+    ptx = _for(FUNC_ADDRESSES["stored"], arch)
+    r = oracle.ptxas(ptx, arch=arch, options=("-g",))
+    assert r.ok, r.stderr
+
+    def relocs(data: bytes) -> list:
+        c = read_cubin(data)
+        names = [s.name for s in c.symbols]
+        return sorted((names[x.symbol], x.type) for k in c.kernels for x in k.relocations)
+    assert relocs(codegen.compile_ptx(ptx, arch=arch, debug=True)) == relocs(r.output)
