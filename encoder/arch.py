@@ -76,6 +76,15 @@ class Target:
     # writes it: R_CUDA_ABS47_34 in .rel on sm_75-89, type 0x4b in .rela from sm_90 (the
     # sm_8x type patches other bits there: the H200 faulted on -g calls, GPU run 14)
     call_relocation: tuple[int, bool] = (0x3A, False)
+    # The relocations of the halves of a `.func`'s address (`32@lo(f)` / `32@hi(f)`) under
+    # -c, with or without -g (ptxas 13.5.37): R_CUDA_ABS32_LO/HI_32 on sm_75-89; from sm_90
+    # 0x70/0x71 (the unified function table's entry, `__UFT`); a whole program's (-g) are
+    # R_CUDA_ABS32_LO/HI_32 on every target
+    function_address_relocation: tuple[int, int] = (0x38, 0x39)
+    # Relocatable output: a call through a pointer (`CALL.ABS.NOINC R`), whose value is an
+    # entry of the unified function table from sm_90, is relocated (symbol, type, addend 0):
+    # `CALL.ABS.NOINC R2 `(__UFT_OFFSET)`, type 0x72 (ptxas 13.5.37); None: no relocation
+    pointer_call_relocation: tuple[str, int] | None = None
     # The relocation of a read of a module `.const` variable in relocatable output (-c), as
     # ptxas 13.5.37 writes it: (type for ULDC/LDCU, type for the others, whether the word
     # keeps bank 3 (the relocated field is then the offset alone), whether always `.rela`).
@@ -465,7 +474,8 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, tensor_multicast=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
-                       loop_yield_own_exit="waits", call_relocation=(0x4B, True), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
+                       loop_yield_own_exit="waits", call_relocation=(0x4B, True), function_address_relocation=(0x70, 0x71),
+                       pointer_call_relocation=("__UFT_OFFSET", 0x72), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
                        cluster_shared_addresses=True, param_window_at_params=True, cga_errbar=True,
                        latency="hopper", uniform_datapath=True, uniform_datapath_default=True,

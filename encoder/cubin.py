@@ -283,9 +283,18 @@ class Kernel:
     shared_symbols: list[tuple[str, int, int, str, str]] = field(default_factory=list)
     # -g: the functions its calls through pointers may reach (builder input only)
     indirect_callees: list[str] = field(default_factory=list)
+    # relocatable output: the prototype string of its first call through a pointer
+    pointer_prototype: str | None = None
     # `externs` in the order first called, as `.nv.callgraph` lists a caller's edges (builder
     # input only; None: `externs`' order)
     call_order: list[str] | None = None
+    # Relocatable output: the kernels of the module whose function descriptor the code names
+    # (`mov.u64 %rd, kernel`, a device-side launch); ptxas lists them in EXTERNS after the
+    # called functions and in the call graph as address-taken (builder input only)
+    named_kernels: list[str] = field(default_factory=list)
+    # Relocatable output: the address-taken functions whose address the code names (the call
+    # graph pairs the kernel with each after the last marker; builder input only)
+    named_functions: list[str] = field(default_factory=list)
 
     @property
     def param_bytes(self) -> int:

@@ -701,7 +701,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     module_sections += [f".nv.constant2.{k.name}" for k in kernels
                         if k.const2 is not None and k.const2_late and not hopper]
     if relocatable:
-        module_sections += [".nv.prototype"] if extern_names or [n for n in defined_funcs if n not in local_functions] else []
+        module_sections += [".nv.prototype"] if [n for n in extern_names + defined_funcs if n not in local_functions
+                                                 and n not in address_taken] else []
     elif not hopper:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
@@ -730,16 +731,20 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         if reserved_alias:
             syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
                                other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+    def function_symbol(k: Kernel) -> None:
+        syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
+                           STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
+        func_sym[k.name] = len(syms) - 1
+        if k.is_entry and not ((hopper or relocatable) and k is file_order[0]):
+            syms.extend(shared_groups.pop("extern", {}).values())
+
+    by_name = {k.name: k for k in file_order}
     for k in file_order:
-        if k.name in local_sym:
+        if k.name in local_sym or k.name in func_sym:
             pass
         # (-c -g on sm_90+: a leading function's symbol before the unified tables', 13.5.37)
         elif k is not file_order[0] or k.is_entry or (relocatable and (has_entry or device_debug and hopper)):
-            syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
-                               STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
-            func_sym[k.name] = len(syms) - 1
-            if k.is_entry and not ((hopper or relocatable) and k is file_order[0]):
-                syms.extend(shared_groups.pop("extern", {}).values())
+            function_symbol(k)
         if k is file_order[0]:
             # (sm_90: the reserved-shared symbols right after the handles the kernel names)
             refs = [n for n in dict.fromkeys(k.handle_refs) if n in handles]
@@ -805,6 +810,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             if name not in extern_sym and name not in defined_funcs:
                 syms.append(Symbol(name, 0, 0, STT_FUNC, STB_GLOBAL))
                 extern_sym[name] = len(syms) - 1
+        for name in k.named_kernels:   # (-c: the kernels it names, in that order, ptxas 13.5.37)
+            if name not in func_sym and name not in local_sym and name in by_name:
+                function_symbol(by_name[name])
     if relocatable:     # (a module of functions only: its extern shared variables last)
         syms.extend(shared_groups.pop("extern", {}).values())
         for alias, target in (function_aliases or {}).items():
@@ -835,7 +843,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     for k in kernels:
         if k.attributes is None:
             k.attributes = kernel_attributes(k, const0_sym.get(k.name), arch,
-                                             [extern_sym[e] for e in k.externs if e in extern_sym],
+                                             [extern_sym[e] for e in k.externs if e in extern_sym]
+                                             + [func_sym[e] for e in k.named_kernels],
                                              handles)
         if k.const0 is None and k.is_entry:
             k.const0 = bytes(max([k.param_base + k.param_bytes] + [at + 4 for at, _ in k.handle_slots]))
@@ -884,10 +893,12 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module.insert(0, NvInfoRecord.flag("ISTYPEP_USED"))
     c.module_attributes = module
     linked_funcs = [n for n in defined_funcs if n not in local_functions]    # (-g's local ones: none)
-    if relocatable and (extern_names or linked_funcs):
-        # `.nv.prototype`: (symbol, its string) per extern or linked function, in symbol
-        # table order, as ptxas 13.5 writes it
-        proto_names = extern_names + linked_funcs
+    # `.nv.prototype`: (symbol, its string) per extern or linked function, in symbol table
+    # order, as ptxas 13.5 writes it; an address-taken one's string is in `.strtab` too but
+    # the call graph names it, not `.nv.prototype` (13.5.37, -c and -c -g)
+    proto_names = extern_names + linked_funcs
+    strtab = None
+    if relocatable and proto_names:
         proto_sym = {**extern_sym, **{n: func_sym[n] for n in linked_funcs}}
         missing = [e for e in proto_names if e not in (prototypes or {})]
         if missing:
@@ -897,24 +908,35 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # after the symbols' names, in `.nv.prototype`'s (symbol) order
         listed = set(proto_names)
         c.prototype_strings = list(dict.fromkeys(
-            [prototypes[e] for e in sorted(proto_names, key=proto_sym.__getitem__)] if hopper
-            else [prototypes[e] for e in reversed(prototypes) if e in listed]))
+            ([prototypes[e] for e in sorted(proto_names, key=proto_sym.__getitem__)] if hopper
+             else [prototypes[e] for e in reversed(prototypes) if e in listed])
+            + [k.pointer_prototype for k in file_order if k.pointer_prototype]))
         strtab = StringTable(default_strtab(c, []) if hopper else ["", *c.prototype_strings])
-        c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
-                                  b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
-                                           for e in sorted(proto_names, key=proto_sym.__getitem__)),
-                                  link=".symtab"))
+        in_section = [e for e in proto_names if e not in address_taken]
+        if in_section:
+            c.sections.append(Section(".nv.prototype", SHT_CUDA_PROTOTYPE, 0, 4, 8,
+                                      b"".join(struct.pack("<Ii", proto_sym[e], strtab.offset(prototypes[e]))
+                                               for e in sorted(in_section, key=proto_sym.__getitem__)),
+                                      link=".symtab"))
     # The call graph: (caller, callee) symbol pairs after the first default entry.
     callee_sym = {**extern_sym, **{n: func_sym[n] for n in defined_funcs}}
     # (-g, as ptxas -g writes it: the address-taken functions after the second marker, the
-    # kernels calling through pointers after the third, what those calls reach after the last)
+    # kernels calling through pointers after the third, what those calls reach after the last;
+    # -c: a kernel whose descriptor the code names after the second marker with 0, and the
+    # kernels naming it after the last, as ptxas 13.5.37 writes them)
+    named_kernels = list(dict.fromkeys(n for k in file_order for n in k.named_kernels))
     c.callgraph = (DEFAULT_CALLGRAPH[:1] + [(func_sym[k.name], callee_sym[e]) for k in file_order
                                             for e in (k.externs if k.call_order is None else k.call_order)
                                             if e not in k.indirect_callees]
-                   + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], 1) for f in address_taken]
-                   + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], 1) for k in file_order if k.indirect_callees]
+                   + DEFAULT_CALLGRAPH[1:2] + [(callee_sym[f], strtab.offset(prototypes[f]) if strtab else 1)
+                                               for f in address_taken]
+                   + [(func_sym[n], 0) for n in named_kernels]
+                   + DEFAULT_CALLGRAPH[2:3] + [(func_sym[k.name], strtab.offset(k.pointer_prototype)
+                                                if strtab and k.pointer_prototype else 1)
+                                               for k in file_order if k.indirect_callees]
                    + DEFAULT_CALLGRAPH[3:] + [(func_sym[k.name], callee_sym[f]) for k in file_order
-                                              for f in k.indirect_callees])
+                                              for f in dict.fromkeys(k.indirect_callees + k.named_functions)]
+                   + [(func_sym[k.name], func_sym[n]) for k in file_order for n in k.named_kernels])
     c.kernels = file_order
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.

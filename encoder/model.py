@@ -120,12 +120,16 @@ class Reloc:
     `32@lo(op_table)` (low 32 bits of a symbol's address) or
     `32@hi((kernel + .L_x_4@srel))` (high bits of the address of a label in `symbol`'s
     section, e.g. a return address for an indirect call), or `(sym) (the whole value of
-    a symbol the loader defines: txq/suq's descriptor sizes)."""
+    a symbol the loader defines: txq/suq's descriptor sizes). `function_descriptor`: the
+    halves of a kernel's function descriptor, `32@lo(fun@fdesc(kernel))` (relocatable output:
+    a kernel's address, what a device-side launch names)."""
     half: str                    # "lo", "hi", "abs" (the whole 32-bit value: `(sym)) or
     #                              "const" (a module `.const` variable's offset in its bank)
     symbol: str
     label: str | None = None     # the `@srel` label added to the symbol
     width: int = 32
+    function_descriptor: bool = False
+    function: bool = False       # the halves of a `.func`'s address (`Target.function_address_relocation`)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ _SPECIAL = re.compile(r"(?:SRZ|U?PR|SR_[A-Za-z0-9_]+(?:\.[XYZ])?|SR\d+|TEX_HEADE
 # texture geometry operands (`TEX … 0x0, 0x5a, 2D`): read as special names, before numbers
 _GEOMETRY = re.compile(r"(?:1D|2D|3D|CUBE|ARRAY_1D|ARRAY_2D|ARRAY_3D|ARRAY_CUBE)(?![A-Za-z0-9_])")
 _LABEL = re.compile(r"`\(([^()`\s]+)\)")
-_RELOC = re.compile(r"(\d+)@(lo|hi)\((?:([^()\s]+)|\(([^()\s]+) \+ ([^()\s]+)@srel\))\)")
+_RELOC = re.compile(r"(\d+)@(lo|hi)\((?:fun@fdesc\(([^()\s]+)\)|([^()\s]+)|\(([^()\s]+) \+ ([^()\s]+)@srel\))\)")
 _INDEX_LIST = re.compile(r"\{(\d+(?:,\d+)*)\}")
 _ANNOTATION = re.compile(r"\s*\(\*.*\*\)\s*$")
 
@@ -294,8 +294,10 @@ def _operand(cur: _Cursor) -> Operand:
     m = cur.match(_RELOC)
     if m:
         if m.group(3) is not None:
-            return Reloc(m.group(2), m.group(3), None, int(m.group(1)))
-        return Reloc(m.group(2), m.group(4), m.group(5), int(m.group(1)))
+            return Reloc(m.group(2), m.group(3), None, int(m.group(1)), function_descriptor=True)
+        if m.group(4) is not None:
+            return Reloc(m.group(2), m.group(4), None, int(m.group(1)))
+        return Reloc(m.group(2), m.group(5), m.group(6), int(m.group(1)))
     m = cur.match(_INDEX_LIST)
     if m:
         return IndexList(tuple(int(x) for x in m.group(1).split(",")))
@@ -478,6 +480,8 @@ def format_operand(op: Operand) -> str:
         if op.half in ("abs", "const"):     # the whole symbol value (nvdisasm: `(sym))
             return f"`({op.symbol})"
         target = op.symbol if op.label is None else f"({op.symbol} + {op.label}@srel)"
+        if op.function_descriptor:
+            target = f"fun@fdesc({op.symbol})"
         return f"{op.width}@{op.half}({target})"
     raise TypeError(f"not a SASS operand: {op!r}")
 

@@ -483,6 +483,17 @@ def is_linkable(function) -> bool:
     return bool(function.attributes.get(LINKABLE))
 
 
+def call_prototype(ins) -> str:
+    """The prototype string (`prototype_string`) of a call through a pointer, from its
+    argument and result values: ptxas 13.5.37 -c pairs the calling kernel with it in the
+    call graph."""
+    from types import SimpleNamespace as Unit
+    def units(values) -> list:
+        return [Unit(name="", type=v.type, size=type_bits(v.type) // 8) for v in values]
+    args = [a for a in ins.srcs[1:] if type(a).__name__ != "Symbol"]
+    return prototype_string(Unit(name="", params=units(args), returns=units(ins.dests), attributes={}))
+
+
 def prototype_string(function) -> str:
     """ptxas's `.nv.prototype` string of a function (`#` + result + parameters; `v` no
     result, `i`/`l` 32/64-bit integers, `f`/`d` f32/f64, `h` b16/f16, `b` b8, `b<N>` an

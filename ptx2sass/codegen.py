@@ -255,10 +255,14 @@ R_CUDA_ABS32_32 = 0x37      # a symbol's whole 32-bit value (the descriptor size
 R_CUDA_CONST_ADDRESS = 0x3B  # a `.const` variable's address in its bank (ptxas -c's `UMOV UR, (var)`)
 CODE_RELOCATION = {"lo": R_CUDA_ABS32_LO_32, "hi": R_CUDA_ABS32_HI_32, "abs": R_CUDA_ABS32_32,
                    "const": R_CUDA_CONST_ADDRESS}
+# the halves of a kernel's function descriptor (`32@lo(fun@fdesc(kernel))`, ptxas 13.5.37 -c:
+# a kernel's address, as a device-side launch takes it)
+R_CUDA_FUNC_DESC32_LO_32, R_CUDA_FUNC_DESC32_HI_32 = 0x3E, 0x3F
+DESCRIPTOR_RELOCATION = {"lo": R_CUDA_FUNC_DESC32_LO_32, "hi": R_CUDA_FUNC_DESC32_HI_32}
 
 
 def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_relocation,
-                      const_relocation) -> list:
+                      const_relocation, function_relocation=(R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32)) -> list:
     """The relocations of the word at `pc`: (offset, symbol name, type, addend or None)."""
     from ptx2sass.encoder.codec import without_relocations
     out = []
@@ -269,7 +273,9 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
             kind = uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
             out.append((pc, symbol, kind, addend if addend or always_rela else None))
         elif isinstance(op, Reloc):
-            kind = CODE_RELOCATION[op.half]
+            kind = (DESCRIPTOR_RELOCATION if op.function_descriptor else CODE_RELOCATION)[op.half]
+            if op.function:
+                kind = function_relocation[op.half == "hi"]
             addend = labels[op.label] if op.label is not None else None
             if addend is None and call_relocation[1]:
                 addend = 0      # sm_90+: the text's relocations carry addends (`.rela`)
@@ -575,7 +581,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     functions: dict[str, _Compiled] | None = None,
                     pointers: dict[str, int] | None = None,
                     externs: dict[str, ir.Function] | None = None,
-                    body_lines: dict[str, int] | None = None, keep_order: bool = False) -> KernelCode:
+                    body_lines: dict[str, int] | None = None, keep_order: bool = False,
+                    relocatable: bool = False) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does).
     `body_lines` gives each function's opening-brace line, the PTX line ptxas gives its
@@ -671,7 +678,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         word, instructions[pc] = _encode(ins, info.name, 16 * pc, fn.name, filename)
         words += word.to_bytes(16, "little")
         text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
-                                              info.const_relocation)
+                                              info.const_relocation, _function_relocation(info, relocatable))
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
     syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
     entry_end = None
@@ -730,6 +737,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                        if name in externs]
     # -g: what a call through a pointer may reach (every address-taken function)
     code.indirect_callees = [name for name in pointers if mf.pointer_calls]
+    code.pointer_prototype = mf.pointer_prototype
     code.syscall_offsets = syscalls
     code.relocations = text_relocations
     code.ptx_lines = _block_filled_lines(slots)
@@ -828,7 +836,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if full_debug:
         _place_jump_tables(module)
     pointers = abi.function_pointers(module)
-    if full_debug:
+    if full_debug or relocatable:
         pointers = debug_pointers(module, pointers)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
@@ -841,14 +849,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
                                          _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved,
-                                                                     relocatable=linked_shared, pointer_calls=full_debug),
+                                                                     relocatable=linked_shared, pointer_calls=full_debug or relocatable),
                                                        fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
                  for name, fn in out_of_line.items()}
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
     externs.update(linkable)
-    order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable)}
+    order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable,
+                                                  pointers if relocatable and not full_debug else {})}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
@@ -857,13 +866,13 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
                                              textures_before if info.module_texture_slots else 0,
-                                             relocatable=linked_shared, pointer_calls=full_debug),
+                                             relocatable=linked_shared, pointer_calls=full_debug or relocatable),
                                fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
                                    if mod_layout.handles.get(n.split(",")[0]) == "texref")
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers, externs, body_lines, full_debug)
+                               pointers, externs, body_lines, full_debug, relocatable)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -883,6 +892,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
                                                    or code.setmaxnreg_diverged
                                               else 0 if full_debug and _branches_conditionally(code)
+                                              else 0 if relocatable and code.externs and _calls_and_diverges(fn, code)
                                               else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
@@ -892,7 +902,14 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                 + ([] if relocatable else _syscall_records(code.syscall_offsets))),
                               externs=code.externs, call_order=code.call_order if relocatable else None,
                               indirect_callees=code.indirect_callees,
-                              relocations=[Relocation(*r) for r in reversed(code.relocations)],
+                              pointer_prototype=code.pointer_prototype if relocatable else None,
+                              named_kernels=list(dict.fromkeys(r[1] for r in code.relocations
+                                                               if r[2] in DESCRIPTOR_RELOCATION.values())),
+                              named_functions=list(dict.fromkeys(
+                                  r[1] for r in code.relocations if r[2] in _function_relocation(info, relocatable)
+                                  and pointers.get(r[1], 0) is None)),
+                              relocations=[Relocation(*r) for r in reversed(
+                                  _with_pointer_calls(code, info) if relocatable else code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),
                               const2=code.const2,
@@ -1144,6 +1161,37 @@ def _branches_conditionally(code: KernelCode) -> bool:
     return any(ins.opcode == "BRA" and ins.guard is not None for ins in code.instructions)
 
 
+def _function_relocation(info, relocatable: bool) -> tuple[int, int]:
+    """The relocations of a `.func` address's halves: the target's under -c (sm_90+: the
+    unified function table's), R_CUDA_ABS32_LO/HI_32 in a whole program (-g: ptxas 13.5.37
+    writes those on sm_90 too)."""
+    return info.function_address_relocation if relocatable else (R_CUDA_ABS32_LO_32, R_CUDA_ABS32_HI_32)
+
+
+def _with_pointer_calls(code: KernelCode, info) -> list:
+    """The text's relocations with those of its calls through pointers where the target
+    relocates them (`Target.pointer_call_relocation`), in offset order."""
+    if info.pointer_call_relocation is None:
+        return code.relocations
+    symbol, kind = info.pointer_call_relocation
+    calls = [(16 * pc, symbol, kind, 0) for pc, ins in enumerate(code.instructions)
+             if ins.opcode == "CALL" and "ABS" in ins.modifiers and ins.operands
+             and isinstance(ins.operands[0], Reg)]
+    return sorted(code.relocations + calls, key=lambda r: r[0])
+
+
+def _calls_and_diverges(fn: ir.Function, code: KernelCode) -> bool:
+    """-c, a kernel calling link targets: ptxas 13.5.37 writes a CRS_STACK_SIZE of 0 where
+    its code also splits the warp, a guarded BRA or EXIT on a lane-varying condition (before
+    or after the call), and none where the branch is uniform or became predicated code."""
+    from ptx2sass.divergence import divergent_values
+    if not any(ins.opcode in ("BRA", "EXIT") and ins.guard is not None for ins in code.instructions):
+        return False
+    divergent = divergent_values(fn)
+    return any(b.instrs and b.instrs[-1].guard is not None and b.instrs[-1].guard.id in divergent
+               for b in fn.blocks)
+
+
 def _full_debug(module: ir.Module, options: dict) -> bool:
     """-g, or `.target debug` (which ptxas treats as -g: the tree knows it)."""
     tree = options.get("ptx_ast")
@@ -1191,14 +1239,15 @@ def _declared_at(fn: ir.Function) -> int:
 
 
 def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function],
-                   relocatable: bool = False) -> list[ir.Function]:
+                   relocatable: bool = False, taken: dict | None = None) -> list[ir.Function]:
     """ptxas's compile order of the kernels and link targets (the cubin lists them the other
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
     first appear (a prototype counts) and follows each one's callees in reverse order of
     their first call; uncalled ones are roots like the kernels. Local functions nothing
     calls (-c keeps them) and, under -c, kernels without `.visible` come before all of them
-    in the cubin, the last declared first."""
+    in the cubin, the last declared first. `taken` (-c without -g): address-taken functions,
+    which ptxas orders as callees of the functions naming them, where first named."""
     compiled = [fn for fn in functions if fn.is_entry or fn.name in linkable]
 
     def is_local(fn: ir.Function) -> bool:
@@ -1206,17 +1255,19 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     local = [fn for fn in compiled if is_local(fn)]
     first = sorted((fn for fn in compiled if not is_local(fn)), key=_declared_at)
     by_name = {fn.name: fn for fn in (*first, *linkable.values())}
-    graph = {name: [n for n in _called_names(fn) if n in linkable] for name, fn in by_name.items()}
+    graph = {name: [n for n in _called_names(fn, taken or {}) if n in linkable] for name, fn in by_name.items()}
     postorder = call_postorder([fn.name for fn in first], graph, set(linkable))
     reached = set(postorder)
     return [by_name[n] for n in reversed(postorder)] + [fn for fn in sorted(local, key=_declared_at)
                                                          if fn.name not in reached]
 
 
-def _called_names(fn: ir.Function) -> list[str]:
-    """The functions `fn` calls by name, in the order first called."""
-    out = [ins.srcs[0].name for b in fn.blocks for ins in b.instrs
-           if ins.opcode == "call" and ins.srcs and isinstance(ins.srcs[0], ir.Symbol)]
+def _called_names(fn: ir.Function, taken: dict | None = None) -> list[str]:
+    """The functions `fn` calls by name, in the order first called; with `taken`, those of
+    them whose address it names too, where first named."""
+    out = [s.name for b in fn.blocks for ins in b.instrs
+           for s in ([ins.srcs[0]] if ins.opcode == "call" and ins.srcs else ins.srcs if taken else [])
+           if isinstance(s, ir.Symbol) and (ins.opcode == "call" or s.name in taken)]
     return list(dict.fromkeys(out))
 
 

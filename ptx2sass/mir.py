@@ -146,6 +146,7 @@ class MFunction:
     calls: list = field(default_factory=list)        # names of the functions it calls, in order
     externs: list = field(default_factory=list)      # bodiless functions (system calls) it calls
     pointer_calls: bool = False      # -g: calls through a pointer (`CALL.ABS.NOINC R`)
+    pointer_prototype: str | None = None    # the first such call's prototype string (abi.call_prototype)
     # vreg id -> ((PTX register name, PTX type), ...) of the values it holds (-g's register
     # maps; coalescing merges them)
     value_names: dict = field(default_factory=dict)

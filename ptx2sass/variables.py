@@ -41,6 +41,7 @@ EXTERN_SHARED_ALIGN = 16
 @dataclass(frozen=True)
 class Placement:
     space: str     # "global" (value: bank-4 slot); "const", "shared", "local", "param": byte offset
+    #              "kernel" (relocatable output: an entry's address, value its name)
     value: int     # relocatable output: a "global"'s value is its symbol name (a str)
     symbol: str | None = None   # relocatable output: a "const"'s symbol, whose reads the linker places
 
@@ -486,6 +487,10 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
         placements[name] = Placement("local", at)
     if not relocatable:
         section = size if (size or externs) else None
+    else:       # a kernel's address: its function descriptor, which the linker fills
+        for f in module.functions:
+            if f.is_entry and f.name not in placements:
+                placements[f.name] = Placement("kernel", f.name)
     return KernelLayout(placements, section, align, frame, slots, symbols)
 
 

@@ -215,11 +215,28 @@ def _structure(data: bytes) -> dict:
                               for rs in c.reloc_sections},
         "text relocations": {k.name: sorted((names[r.symbol], r.type, r.addend is None) for r in k.relocations)
                              for k in c.kernels},
-        "callgraph": [(names[a] if a > 0 else a, names[b] if b > 0 else b) for a, b in c.callgraph],
+        "callgraph": _callgraph(c, names, _strtab(data)),
         "module records": [(r.name, names[r.u32s()[0]] if r.fmt.name == "SVAL" else r.fmt.name) for r in c.module_attributes],
         "kernel records": {k.name: [r.name for r in k.attributes] for k in c.kernels},
         "prototypes": proto,
     }
+
+
+def _callgraph(c, names: list[str], strtab: bytes) -> list:
+    """`.nv.callgraph` by name: (caller, callee) symbol pairs, except after the second
+    marker (an address-taken function) and the third (a kernel calling through a pointer),
+    where the symbol is paired with the `.strtab` offset of a prototype string (read as the
+    string; ptxas 13.5.37)."""
+    out, marker = [], 0
+    for a, b in c.callgraph:
+        if a == 0 and b < 0:
+            marker = -b
+            out.append((a, b))
+        elif marker in (2, 3) and b > 0:
+            out.append((names[a], strtab[b:strtab.index(b"\0", b)].decode()))
+        else:
+            out.append((names[a] if a > 0 else a, names[b] if b > 0 else b))
+    return out
 
 
 @pytest.mark.parametrize("arch", STRUCTURE_ARCHS)

@@ -359,6 +359,8 @@ class CallSelection:
             self.out.append(MInstr("CALL", ("ABS", "NOINC"), [*defs, Label(what), *uses, VOp(ra)], n, None,
                                    self.line, clobbers=abi.EXTERN_CLOBBERED, shown=(n,)))
         self.mf.pointer_calls |= pointer is not None
+        if pointer is not None and self.mf.pointer_prototype is None:
+            self.mf.pointer_prototype = abi.call_prototype(ins)
         for name in (self.pointers if pointer is not None else (what,)):
             if name not in self.mf.externs:
                 self.mf.externs.append(name)

@@ -155,14 +155,15 @@ class MemorySelection:
             raise self.unsupported(f"the address of {what} `{sym.name}`")
         return p
 
-    def global_address(self, slot: int | str) -> VReg:
+    def global_address(self, slot: int | str, function: bool = False) -> VReg:
         """A `.global` variable's 64-bit address, read from its constant-bank-4 slot; in
         relocatable output (`slot` a symbol name) the halves the linker fills,
         `MOV r, 32@lo(sym)` and `MOV r+1, 32@hi(sym)`."""
         t = self.new_pair()
         for k in range(2):
             if isinstance(slot, str):
-                self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", slot)], guarded=False)
+                self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", slot, function=function)],
+                          guarded=False)
             else:
                 self.move(VOp(t.reg, k), ConstRef(4, 8 * slot + 4 * k))
         return t.reg
@@ -255,10 +256,12 @@ class MemorySelection:
         # -g: a function in its own section; its address from relocations (ptx2sass.codegen.debug_pointers)
         p = Placement("global", sym.name) if sym.name in self.pointers else self.placement(sym)
         r = self.vreg(d)
+        if p.space == "kernel":
+            return self.kernel_address(d, p.value, sym.offset)
         if p.space == "global":
             if r.width != 2:
                 raise self.unsupported("a 32-bit address of a .global variable")
-            t = self.global_address(p.value)
+            t = self.global_address(p.value, function=sym.name in self.pointers)
             if sym.offset:
                 self.add_wide(d, VOp(t, 0), VOp(t, 1), self.imm32(sym.offset), self.imm32(sym.offset >> 32))
             else:
@@ -269,6 +272,19 @@ class MemorySelection:
         self.window_word(p, sym.offset, into=self.dst(d, 0))
         if r.width > 1:
             self.move(self.dst(d, 1), RZ)
+
+    def kernel_address(self, d: ir.Value, kernel: str, offset: int) -> None:
+        """`mov d, kernel` in relocatable output: the halves of the kernel's function
+        descriptor, which the linker fills (ptxas -c: `32@lo(fun@fdesc(k))`, `32@hi(...)`,
+        what a device-side launch passes to `cudaGetParameterBuffer`)."""
+        r = self.vreg(d)
+        if r.width != 2 or offset:
+            raise self.unsupported(f"the address of kernel `{kernel}` other than as a 64-bit value")
+        t = self.new_pair()
+        for k in range(2):
+            self.emit("MOV", (), [VOp(t.reg, k), Reloc("hi" if k else "lo", kernel, function_descriptor=True)],
+                      guarded=False)
+        self.copy_reg(VOp(r), VOp(t.reg))
 
     def copy_reg(self, d: VOp, s: VOp) -> None:
         if self.guard is None:
