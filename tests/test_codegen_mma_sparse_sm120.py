@@ -22,27 +22,11 @@ import pytest
 from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
+from tools.mma_sparse_sm120_forms import KERNEL as FORMS_KERNEL
 
 G, T = np.arange(32) // 4, np.arange(32) % 4
-KERNEL = """.version 9.2
-.target {target}
-.address_size 64
-.visible .entry k(.param .u64 out, .param .u64 in)
-{{
-    .reg .b64 %rd<8>; .reg .b32 %r<24>; .reg .f32 %f<8>;
-    ld.param.u64 %rd2, [out]; ld.param.u64 %rd1, [in];
-    mov.u32 %r20, %laneid; mul.wide.u32 %rd3, %r20, 64; add.s64 %rd4, %rd1, %rd3;
-    mul.wide.u32 %rd3, %r20, 16; add.s64 %rd5, %rd2, %rd3;
-    ld.global.v4.b32 {{%r0, %r1, %r2, %r3}}, [%rd4];
-    ld.global.v4.b32 {{%r4, %r5, %r6, %r7}}, [%rd4+16];
-    ld.global.v4.f32 {{%f0, %f1, %f2, %f3}}, [%rd4+32];
-    ld.global.v2.b32 {{%r8, %r9}}, [%rd4+32];
-    ld.global.v2.b32 {{%r10, %r11}}, [%rd4+48];
-    ld.global.b32 %r12, [%rd4+56];
-{body}
-    ret;
-}}
-"""
+# the forms tool's kernel (fragments loaded per lane), the mma and its store as one body
+KERNEL = FORMS_KERNEL.replace("    {mma}\n    {store}\n", "{body}\n")
 SP = "mma.sp::ordered_metadata.sync.aligned"
 F32_BODY = f"""    {SP}.m16n8k64.row.col.kind::f8f6f4.f32.{{a}}.{{b}}.f32 {{{{%f4, %f5, %f6, %f7}}}}, {{{{%r0, %r1, %r2, %r3}}}}, {{{{%r4, %r5, %r6, %r7}}}}, {{{{%f0, %f1, %f2, %f3}}}}, %r12, 0;
     st.global.v4.f32 [%rd5], {{{{%f4, %f5, %f6, %f7}}}};"""
