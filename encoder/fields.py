@@ -70,10 +70,13 @@ FLOAT_KINDS = ("f32", "f64h", "f16", "bf16")
 
 
 def half_kind(kind: str, tokens) -> str:
-    """The float format a field holds in an instruction with these mnemonic tokens: a form
-    whose `.BF16_V2` is a modifier group (not part of the form) reads its half immediates
-    as bf16 when the word selects `.BF16_V2` (HFMA2.BF16_V2.RELU with a `-QNAN` pair)."""
-    return "bf16" if kind == "f16" and "BF16_V2" in tokens else kind
+    """The float format a field holds in an instruction with these mnemonic tokens: where
+    `.BF16_V2` is a modifier group (not part of the form), the word's choice decides: half
+    immediates are bf16 with it (HFMA2.BF16_V2.RELU with a `-QNAN` pair) and f16 without
+    (a form probed from a `.BF16_V2` word reads the plain HADD2 words near it)."""
+    if kind in ("f16", "bf16"):
+        return "bf16" if "BF16_V2" in tokens else "f16"
+    return kind
 
 
 @dataclass
