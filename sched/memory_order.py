@@ -5,10 +5,12 @@ accesses whose state spaces may meet (`list_schedule.memory_spaces`). Two of the
 order when their bytes cannot overlap: the same space reached through the same base register,
 unchanged between them, or both absolute, with disjoint [offset, offset + size) ranges
 (`if (tid < 16) { g[0][k] = g[16][k]; g[17][k] = g[1][k]; }`: ptxas issues both shared loads
-before the stores). The address is the same value for both, so this is exact. Loads keep their
-order among themselves as they did (a scheduler may let plain loads pass each other: its
-`passing` accesses); strong and MMIO accesses, atomics, barriers and collectives have no range
-and keep every order they had.
+before the stores). The address is the same value for both, so this is exact. Only a load and
+a store pass each other so: loads keep their order among themselves as they did (a scheduler
+may let plain loads pass each other: its `passing` accesses), and so do stores (letting
+disjoint stores pass each other too reordered Triton's matmul_masked tile stores and its
+loads' predicates: SM-model cycles 2905 -> 3371, docs/STATUS.md "Branch smem32"); strong and
+MMIO accesses, atomics, barriers and collectives have no range and keep every order they had.
 """
 from __future__ import annotations
 
@@ -42,8 +44,8 @@ def disjoint(a, b) -> bool:
 class MemoryOrder:
     """Per state space, the accesses seen so far; `before` gives the ones a new access must
     follow. An access needs no order with an earlier one when both are `passing` (loads a
-    scheduler lets pass each other), or when they are not both loads and their ranges are
-    disjoint. An access ordered (directly or through others) after every earlier access of a
+    scheduler lets pass each other), or when one is a load, the other a store, and their
+    ranges are disjoint. An access ordered (directly or through others) after every earlier access of a
     space is `total` there: a later access that follows it needs no edge from what precedes it."""
 
     def __init__(self) -> None:
@@ -64,7 +66,7 @@ class MemoryOrder:
                 if passing and pi:
                     whole = False
                     continue
-                if not (load and li) and disjoint(rng, ri):
+                if load != li and disjoint(rng, ri):
                     whole = False
                     continue
                 preds.add(i)
