@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import heapq
 
-from ptx2sass.encoder.model import Reg
+from ptx2sass.encoder.model import Mem, Reg
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
+from ptx2sass.sched.memory_order import LOADS, MemoryOrder, access_size, ranged
 
 # Global loads count FAR_LOAD cycles (the pre-scheduler's: an L2 hit) in the critical path,
 # not the table's L1 hit (35): with 35, a reduction's add chain outranked every load further
@@ -150,21 +151,26 @@ def dependences(instrs: list, footprints: list[tuple], latency, overwrite=None) 
     """Successors (index, latency) and predecessor counts of a region's dependence graph over
     registers and memory: a read waits `latency(i, j, register)` after the register's last
     writer i, a write one cycle after the reads and `overwrite(i)` (default one) after the
-    write before it, a memory access one cycle after the last access touching one of its
-    spaces. `footprints[j]`: (registers read, registers written) of `instrs[j]`; fixed
-    registers (RZ, PT, ...) order nothing."""
+    write before it, a memory access one cycle after the accesses touching one of its
+    spaces that its bytes may overlap (`sched.memory_order`). `footprints[j]`: (registers
+    read, registers written) of `instrs[j]`; fixed registers (RZ, PT, ...) order nothing."""
     n = len(instrs)
     succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     npreds = [0] * n
     last_write: dict[tuple, int] = {}
     reads_since: dict[tuple, list[int]] = {}
-    last_memory: dict[str, int] = {}        # space -> the last access that touched it
+    order = MemoryOrder()
 
     def edge(a: int, b: int, latency_: int) -> None:
         succs[a].append((b, latency_))
         npreds[b] += 1
 
     for j, (ins, (reads, writes)) in enumerate(zip(instrs, footprints)):
+        if ins.opcode in MEMORY:
+            spaces = memory_spaces(ins.opcode, ins.modifiers)
+            rng = address_range(ins, last_write)
+            for i in order.before(j, spaces, rng, ins.opcode in LOADS, False):
+                edge(i, j, 1)
         for r in reads:
             if r in FIXED_REGISTERS or r not in last_write:
                 continue
@@ -183,13 +189,28 @@ def dependences(instrs: list, footprints: list[tuple], latency, overwrite=None) 
             if r not in FIXED_REGISTERS:
                 last_write[r] = j
                 reads_since[r] = []
-        if ins.opcode in MEMORY:
-            spaces = memory_spaces(ins.opcode, ins.modifiers)
-            for i in {last_memory[sp] for sp in spaces if sp in last_memory}:
-                edge(i, j, 1)
-            for sp in spaces:
-                last_memory[sp] = j
     return succs, npreds
+
+
+def address_range(ins, last_write: dict) -> tuple | None:
+    """(base key, offset, size) of a plain access's bytes: the base registers with the index
+    of their last writer in the region (`last_write`, before `ins`'s own writes), so two
+    accesses share a key only while the base holds one value; None where unknown."""
+    if not ranged(ins.opcode, ins.modifiers):
+        return None
+    mem = next((op for op in ins.operands if isinstance(op, Mem)), None)
+    if mem is None or mem.desc_only or mem.space:
+        return None
+    key = []
+    for reg in (mem.base, mem.ubase):
+        if reg is None or reg.is_zero:
+            continue
+        width = 2 if ".64" in reg.suffix else 1
+        for k in range(width):
+            r = (reg.file, reg.index + k)
+            key.append((r, last_write.get(r)))
+        key.append(reg.suffix)
+    return (tuple(key), mem.offset, access_size(ins.modifiers))
 
 
 def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None = None) -> list:

@@ -31,10 +31,11 @@ from __future__ import annotations
 import heapq
 
 from ptx2sass.encoder.model import Imm, Reg, SpecialReg
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VOp, register_operands
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, register_operands
 from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, unit_use_def, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import FAR_LOAD, FAR_LOADS, MEMORY, PURE, issue_order, memory_spaces
+from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged
 
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
@@ -186,8 +187,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
     npreds = [0] * n
     last_write: dict = {}
     reads_since: dict = {}
-    last_memory: dict[str, int] = {}        # space -> the last access (not a passing load)
-    loads_since: dict[str, list[int]] = {}  # space -> plain loads since that access
+    order = MemoryOrder()
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -195,6 +195,11 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
 
     for j, ins in enumerate(region):
         reads, writes = _footprint(ins)
+        if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
+            spaces = memory_spaces(ins.opcode, ins.modifiers)
+            passing = (loads_pass and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
+            for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing):
+                edge(i, j, 1)
         for r in reads:
             if r in last_write:
                 i = last_write[r]
@@ -211,19 +216,31 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         for r in writes:
             last_write[r] = j
             reads_since[r] = []
-        if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
-            spaces = memory_spaces(ins.opcode, ins.modifiers)
-            before = {last_memory[sp] for sp in spaces if sp in last_memory}
-            if (loads_pass and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES:
-                for sp in spaces:
-                    loads_since.setdefault(sp, []).append(j)
-            else:
-                before.update(i for sp in spaces for i in loads_since.pop(sp, ()))
-                for sp in spaces:
-                    last_memory[sp] = j
-            for i in before:
-                edge(i, j, 1)
     return succs, npreds
+
+
+def _address_range(ins: MInstr, last_write: dict) -> tuple | None:
+    """(base key, offset, size) of a plain access's bytes (`sched.memory_order`): the base
+    register with its last writer in the region (before `ins`'s own writes), so two accesses
+    share a key only while the base holds one value; None where unknown."""
+    if not ranged(ins.opcode, ins.modifiers):
+        return None
+    mem = next((op for op in ins.operands if isinstance(op, VMem)), None)
+    if mem is None:
+        return None
+    key = []
+    for base in (mem.base, mem.ubase):
+        if base is None:
+            continue
+        if isinstance(base, VOp):
+            key.append((base.reg.id, base.part, last_write.get(base.reg.id)))
+        elif isinstance(base, Reg) and not base.is_zero:
+            for k in range(2 if mem.wide and base is mem.base else 1):
+                r = (base.file, base.index + k)
+                key.append((r, last_write.get(r)))
+        elif not isinstance(base, Reg):
+            return None
+    return (tuple(key), mem.offset, access_size(ins.modifiers))
 
 
 def _tied_copies(instrs: list[MInstr]) -> dict[int, set[int]]:
