@@ -320,8 +320,6 @@ def p_perf_list(p):
                  | empty"""
     if len(p) == 2:
         p[0] = []
-    elif p[1]:
-        _raise_at(p, 2)         # ptxas takes one linkage directive: a second is a syntax error
     else:
         p[1].append(p[2])
         p[0] = p[1]

@@ -104,6 +104,16 @@ def test_two_linkage_directives_are_a_syntax_error_as_in_ptxas(pair, what, tmp_p
     _assert_same(theirs, ours)
 
 
+@pytest.mark.parametrize("directives", [".maxntid 64 .minnctapersm 2", ".maxnreg 32 .maxntid 32, 2",
+                                        ".reqntid 32 .maxnreg 40 .minnctapersm 1"])
+def test_several_performance_directives_compile_as_in_ptxas(directives, tmp_path, capsys, monkeypatch):
+    """Beside the one-linkage rule: a run of performance directives stays legal (the first
+    version of that rule refused every second directive too)."""
+    text = HEADER + f".visible .entry e() {directives}\n{{ ret; }}\n"
+    theirs, ours = _both({"x.ptx": text}, ["-arch=sm_89", "x.ptx"], tmp_path, capsys, monkeypatch)
+    _assert_same(theirs, ours)
+
+
 # ---------------------------------------------------------------------------- several inputs
 
 def _caller(linkage: str) -> str:
