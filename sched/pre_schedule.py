@@ -79,6 +79,9 @@ NO_GAIN_NO_PRESSURE = True
 DEFER_WINDOW: int | None = 512
 DEFER_ABOVE = 32
 DEFER_COST = 0.01
+TRIM_COST = 0.02
+TRIM_STEP = 8
+TRIM_FLOOR = 16
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -905,6 +908,18 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     if lazy_pressure < after and (_in_order_cycles(lazy, vfile, lat, FAR_LOAD)
                                                   <= (1 + DEFER_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)):
                         out, after = lazy, lazy_pressure
+            if TRIM_COST is not None and after > max(before, TRIM_FLOOR) and out != b.instrs:
+                # the latency order capped below the pressure it reached: kept where it needs
+                # fewer registers for no more than TRIM_COST of the in-order estimate
+                limit_far = (1 + TRIM_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)
+                for cap in range(max(before, TRIM_FLOOR), min(after, PRESSURE_LIMIT), TRIM_STEP):
+                    trimmed = ordered(p_limit, cap)
+                    if trimmed == out or trimmed == b.instrs:
+                        continue
+                    trimmed_pressure = _pressure(trimmed, units_out[bi], width, fresh, r_units, count)
+                    if trimmed_pressure < after and _in_order_cycles(trimmed, vfile, lat, FAR_LOAD) <= limit_far:
+                        out, after = trimmed, trimmed_pressure
+                        break
             if out == b.instrs:
                 return None
             if NO_GAIN_NO_PRESSURE and after > before and (_in_order_cycles(out, vfile, lat, FAR_LOAD)
