@@ -908,11 +908,12 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     if lazy_pressure < after and (_in_order_cycles(lazy, vfile, lat, FAR_LOAD)
                                                   <= (1 + DEFER_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)):
                         out, after = lazy, lazy_pressure
-            if TRIM_COST is not None and after > max(before, TRIM_FLOOR) and out != b.instrs:
+            if TRIM_COST is not None and max(before, TRIM_FLOOR) < after <= PRESSURE_LIMIT and out != b.instrs:
                 # the latency order capped below the pressure it reached: kept where it needs
-                # fewer registers for no more than TRIM_COST of the in-order estimate
+                # fewer registers for no more than TRIM_COST of the in-order estimate (above
+                # PRESSURE_LIMIT the capped orders above chose how many loads stay in flight)
                 limit_far = (1 + TRIM_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)
-                for cap in range(max(before, TRIM_FLOOR), min(after, PRESSURE_LIMIT), TRIM_STEP):
+                for cap in range(max(before, TRIM_FLOOR), after, TRIM_STEP):
                     trimmed = ordered(p_limit, cap)
                     if trimmed == out or trimmed == b.instrs:
                         continue
