@@ -25,6 +25,12 @@ is tried too: an instruction that adds registers waits until it is near its late
 values ready long before their use (an unrolled hash's message schedule) are computed near
 it rather than in the first free slot; it is kept where it needs fewer registers at about
 the same in-order estimate.
+
+Where the order chosen needs more registers than the source order (up to PRESSURE_LIMIT),
+the same latency order capped lower is tried too (`TRIM_COST`): outputs all ready at once
+after a division's slow path (a lattice-Boltzmann collision's nine equilibria and
+addresses) went far ahead of their stores, and a cap near the source order's pressure keeps
+them near their stores at about the same in-order estimate.
 """
 from __future__ import annotations
 
