@@ -37,7 +37,7 @@ PURE = frozenset({
     "FSEL", "PRMT", "IMNMX", "FMNMX", "I2F", "I2FP", "F2I", "F2IP", "F2F", "FRND", "MUFU",
     "POPC", "FLO", "BREV", "SGXT", "BMSK", "LEA", "IABS", "PLOP3", "HADD2", "HMUL2", "HFMA2",
     "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "I2I", "I2IP", "F2FP", "IDP",
-    "VABSDIFF", "CS2R", "FCHK", "IMUL", "FSET", "ISET",
+    "VABSDIFF", "VABSDIFF4", "CS2R", "FCHK", "IMUL", "FSET", "ISET",
     "VIADD", "VIMNMX", "VIMNMX3", "VIADDMNMX", "VHMNMX",      # sm_90
 })
 # Memory instructions: movable past pure ones and past accesses of other state spaces.

@@ -25,6 +25,12 @@ is tried too: an instruction that adds registers waits until it is near its late
 values ready long before their use (an unrolled hash's message schedule) are computed near
 it rather than in the first free slot; it is kept where it needs fewer registers at about
 the same in-order estimate.
+
+Where the order chosen needs more registers than the source order (up to PRESSURE_LIMIT),
+the same latency order capped lower is tried too (`TRIM_COST`): outputs all ready at once
+after a division's slow path (a lattice-Boltzmann collision's nine equilibria and
+addresses) went far ahead of their stores, and a cap near the source order's pressure keeps
+them near their stores at about the same in-order estimate.
 """
 from __future__ import annotations
 
@@ -80,6 +86,9 @@ NO_GAIN_NO_PRESSURE = True
 DEFER_WINDOW: int | None = 512
 DEFER_ABOVE = 32
 DEFER_COST = 0.01
+TRIM_COST = 0.02
+TRIM_STEP = 8
+TRIM_FLOOR = 16
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -922,6 +931,19 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     if lazy_pressure < after and (_in_order_cycles(lazy, vfile, lat, FAR_LOAD)
                                                   <= (1 + DEFER_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)):
                         out, after = lazy, lazy_pressure
+            if TRIM_COST is not None and max(before, TRIM_FLOOR) < after <= PRESSURE_LIMIT and out != b.instrs:
+                # the latency order capped below the pressure it reached: kept where it needs
+                # fewer registers for no more than TRIM_COST of the in-order estimate (above
+                # PRESSURE_LIMIT the capped orders above chose how many loads stay in flight)
+                limit_far = (1 + TRIM_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)
+                for cap in range(max(before, TRIM_FLOOR), after, TRIM_STEP):
+                    trimmed = ordered(p_limit, cap)
+                    if trimmed == out or trimmed == b.instrs:
+                        continue
+                    trimmed_pressure = _pressure(trimmed, units_out[bi], width, fresh, r_units, count)
+                    if trimmed_pressure < after and _in_order_cycles(trimmed, vfile, lat, FAR_LOAD) <= limit_far:
+                        out, after = trimmed, trimmed_pressure
+                        break
             if out == b.instrs:
                 return None
             if NO_GAIN_NO_PRESSURE and after > before and (_in_order_cycles(out, vfile, lat, FAR_LOAD)
