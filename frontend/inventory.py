@@ -79,6 +79,16 @@ def _data() -> dict:
 
 
 @functools.cache
+def names_before(marker: str) -> frozenset[str]:
+    """The names of the forms written above the spec's comment line naming `marker` (a
+    section a branch appended): for consumers that must not change when the spec grows,
+    such as the fuzzer's draw (a pinned seed keeps its program)."""
+    spec = _DATA.with_name("ptx_isa.spec").read_text().splitlines()
+    mark = next(n for n, line in enumerate(spec, 1) if line.startswith("#") and marker in line)
+    return frozenset(d["name"] for d in _data()["forms"] if d["line"] < mark)
+
+
+@functools.cache
 def forms() -> tuple[Form, ...]:
     """Every form, in the spec's order."""
     return tuple(_form(d) for d in _data()["forms"])

@@ -29,7 +29,11 @@ def _rule(ops: str, any_of: str, message: str, **kw) -> Rule:
     return Rule(frozenset(ops.split()), tuple(any_of.split()), message, **kw)
 
 
-_MMA_SPARSE_INT = dict(all_of=(".sp",), none_of=(".f16", ".bf16", ".tf32", ".e4m3", ".e5m2"))
+_DENSE_FLOAT = (".f16", ".bf16", ".tf32", ".e4m3", ".e5m2")
+_MMA_SPARSE_INT = dict(all_of=(".sp",), none_of=_DENSE_FLOAT)
+# `mma.sp::ordered_metadata` (PTX 8.5) is reported as `mma.sp` is
+_MMA_ORDERED_INT = dict(all_of=(".sp::ordered_metadata",), none_of=_DENSE_FLOAT)
+_SPARSE = (".sp", ".sp::ordered_metadata")
 
 RULES: tuple[Rule, ...] = (
     _rule("abs cvt fma max min mma neg wmma", ".bf16", "Feature '.bf16'"),
@@ -46,18 +50,19 @@ RULES: tuple[Rule, ...] = (
     _rule("applypriority", "", "Feature 'applypriority'"),
     _rule("applypriority", ".L2::evict_normal", "Modifier '.evict_normal' on 'applypriority'"),
     _rule("discard", "", "Feature 'discard'"),
-    _rule("mma", ".m16n8k64", "Feature '.m16n8k64'", none_of=(".sp",)),
+    _rule("mma", ".m16n8k64", "Feature '.m16n8k64'", none_of=_SPARSE),
     _rule("mma", ".m16n8k128", "Feature '.m16n8k128'"),
     _rule("mma", ".m16n8k256", "Feature '.m16n8k256'"),
     _rule("mma", ".m16n8k4", "Feature '.m16n8k4'", all_of=(".tf32",)),
-    _rule("mma", ".m16n8k8", "Feature '.m16n8k8'", none_of=(".f16", ".sp")),
+    _rule("mma", ".m16n8k8", "Feature '.m16n8k8'", none_of=(".f16",) + _SPARSE),
     _rule("mma", ".m8n8k4", "Feature '.m8n8k4 with double types'", all_of=(".f64",)),
     _rule("mma", ".and", "Modifier '.and' on 'mma'"),
-    _rule("mma", ".sp", "Feature 'Sparse MMA'"),
-    _rule("mma", ".m16n8k16", "Modifier '.m16n8k16'", all_of=(".sp",)),
-    _rule("mma", ".m16n8k32", "Modifier '.m16n8k32'", all_of=(".sp",), none_of=(".s8", ".u8")),
-    _rule("mma", ".m16n8k32", "Feature 'Sparse Integer MMA with shape .m16n8k32'", **_MMA_SPARSE_INT),
-    _rule("mma", ".m16n8k64", "Feature 'Sparse Integer MMA with shape .m16n8k64'", **_MMA_SPARSE_INT),
+    _rule("mma", " ".join(_SPARSE), "Feature 'Sparse MMA'"),
+    *(r for sp in _SPARSE for r in (
+        _rule("mma", ".m16n8k16", "Modifier '.m16n8k16'", all_of=(sp,)),
+        _rule("mma", ".m16n8k32", "Modifier '.m16n8k32'", all_of=(sp,), none_of=(".s8", ".u8")))),
+    *(_rule("mma", f".m16n8k{k}", f"Feature 'Sparse Integer MMA with shape .m16n8k{k}'", **kind)
+      for kind in (_MMA_SPARSE_INT, _MMA_ORDERED_INT) for k in (32, 64, 128)),
     _rule("wmma", ".bf16 .tf32", "Feature 'WMMA with .bf16/.tf32 FP types'"),
     _rule("wmma", ".f64", "Feature 'WMMA with fp64 types'"),
     _rule("wmma", ".m8n8k4", "Modifier '.m8n8k4'"),

@@ -46,4 +46,6 @@ def test_show_writes_the_arch_it_was_asked_for(capsys):
     assert main(["show", "31000227", "--arch", "sm_120"]) == 0
     shown = capsys.readouterr().out
     assert read_case(shown).arch == "sm_120"
-    assert shown == (HERE / "s31000227.ptx").read_text()
+    # (the stored s31000227.ptx is what the generator wrote before branch fuzzgen32 gave sm_90+
+    # programs their own target and feature groups; the seed's program has changed since)
+    assert "\n.target sm_120\n" in shown

@@ -37,14 +37,15 @@ def parse_key(key: str) -> tuple[str, tuple, tuple]:
     return opcode, tuple(mods), tuple(types)
 
 
-def inventory_forms() -> tuple[str, list]:
-    """(source name, forms): the ISA inventory when present, else the frontend's table."""
-    from ptx2sass.fuzz.forms import isa_inventory
+def inventory_forms(draw: bool = False) -> tuple[str, list]:
+    """(source name, forms): the ISA inventory when present, else the frontend's table.
+    `draw`: only the forms the generator may draw (`forms.drawable`)."""
+    from ptx2sass.fuzz.forms import drawable, isa_inventory
     inv = isa_inventory()                 # issue 15's data + loader, when merged
     if inv is not None:
         by_spelling: dict[str, dict] = {}
         for f in inv.forms_for(89, (8, 5)):
-            if not getattr(f, "arch_specific", False):
+            if not getattr(f, "arch_specific", False) and (not draw or drawable(f)):
                 by_spelling.setdefault(f.spelling, {"opcode": f.opcode, "spelling": f.spelling,
                                                     "chapter": f.chapter, "types": f.types})
         return "PTX ISA inventory, sm_89 forms", list(by_spelling.values())
