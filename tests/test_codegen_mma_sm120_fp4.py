@@ -19,6 +19,7 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
+from tests.mma_sm120_values import element_codes as _codes, element_value as _value, run_both as _run_both
 from tools import mma_sm120_sweep as sweep
 
 G, T = np.arange(32) // 4, np.arange(32) % 4
@@ -44,33 +45,6 @@ F32_BODY = """    mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.{a}.{b}.f32
     st.global.v4.f32 [%rd5], {{%f4, %f5, %f6, %f7}};"""
 F16_BODY = """    mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f16.{a}.{b}.f16 {{%r8, %r9}}, {{%r0, %r1, %r2, %r3}}, {{%r4, %r5}}, {{%r6, %r7}};
     st.global.v2.b32 [%rd5], {{%r8, %r9}};"""
-
-
-def _value(code: int, kind: str) -> float:
-    """One element byte's value (OCP FP8 / MX definitions; padding bits of fp4/fp6 zero)."""
-    if kind == "e2m1":
-        code >>= 2
-    fields = {"e4m3": (4, 3, 7), "e5m2": (5, 2, 15), "e2m1": (2, 1, 1), "e2m3": (2, 3, 1),
-              "e3m2": (3, 2, 3)}[kind]
-    e_bits, m_bits, bias = fields
-    sign = -1.0 if code >> (e_bits + m_bits) & 1 else 1.0
-    e, m = code >> m_bits & ((1 << e_bits) - 1), code & ((1 << m_bits) - 1)
-    if e == 0:
-        return sign * m * 2.0 ** (1 - bias - m_bits)
-    return sign * (1 + m / 2 ** m_bits) * 2.0 ** (e - bias)
-
-
-def _codes(rng, kind: str, n: int) -> np.ndarray:
-    """Random element bytes: no NaN codes; e5m2 exponents 10..20 (so every sum is exact in
-    FP64 and one rounding to the accumulator type is the reference)."""
-    if kind == "e2m1":
-        return rng.integers(0, 16, n) << 2
-    if kind in ("e2m3", "e3m2"):
-        return rng.integers(0, 64, n)
-    if kind == "e5m2":
-        return rng.integers(10, 21, n) << 2 | rng.integers(0, 4, n) | rng.integers(0, 2, n) << 7
-    codes = rng.integers(0, 256, n)
-    return np.where(codes & 0x7F == 0x7F, 0x7E, codes)
 
 
 def _fragments(rng, a_kind, b_kind, acc):
@@ -101,17 +75,6 @@ def _fragments(rng, a_kind, b_kind, acc):
         words[:, 8], words[:, 9] = pack(C, 0), pack(C, 1)
         expect = np.stack([pack(D, 0), pack(D, 1)], axis=1)
     return words.reshape(-1), expect
-
-
-def _run_both(ptx, target, data, width):
-    outs = []
-    for cubin, check in ((codegen.compile_ptx(ptx, target, "k.ptx"), True),
-                         (oracle.ptxas(ptx, arch=target).output, False)):
-        out = np.zeros(32 * 4, dtype=np.uint32)
-        res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy()], hazard_check=check)
-        assert not (check and res.hazards), res.hazards
-        outs.append(out.reshape(32, 4)[:, :width])
-    return outs
 
 
 PAIRS = [("e2m1", "e2m1"), ("e2m3", "e3m2"), ("e3m2", "e4m3"), ("e5m2", "e2m1"), ("e4m3", "e2m3")]
