@@ -32,7 +32,7 @@ class Group:
     probability: float
     min_sm: int
     arch_specific: bool = False
-    max_sm: int | None = None      # a group the later targets lack (none yet)
+    max_sm: int | None = None      # the first sm past min_sm that lacks it again
 
 
 # The manual's Target ISA notes:
@@ -44,7 +44,8 @@ class Group:
 #   bulk        mbarrier.arrive.expect_tx, mbarrier.try_wait.parity, cp.async.bulk between
 #               global and shared memory: sm_90 (PTX 8.0)
 #   stmatrix    stmatrix.sync.aligned: sm_90 (PTX 7.8); movmatrix: sm_75 (PTX 7.8)
-#   reduxf      redux.sync.{min,max}[.abs][.NaN].f32: sm_100a (PTX 8.6)
+#   reduxf      redux.sync.{min,max}[.abs][.NaN].f32: sm_100a, sm_103a (PTX 8.6); ptxas 13.5
+#               refuses it on sm_110a, sm_120a, sm_121a ("Instruction 'redux.f32' not supported")
 #   fp6         cvt to/from e2m1x2, e2m3x2, e3m2x2, ue8m0x2: sm_100a, sm_101a, sm_120a
 #               (PTX 8.6/8.7)
 GROUPS: dict[str, Group] = {
@@ -53,7 +54,7 @@ GROUPS: dict[str, Group] = {
     "fences": Group(0.25, 90),
     "bulk": Group(0.35, 90),
     "stmatrix": Group(0.25, 90),
-    "reduxf": Group(0.35, 100, arch_specific=True),
+    "reduxf": Group(0.35, 100, arch_specific=True, max_sm=110),
     "fp6": Group(0.35, 100, arch_specific=True),
 }
 # cluster shapes (x CTAs) and how many clusters along x
