@@ -1,6 +1,8 @@
-"""Element values and a two-cubin runner shared by the sm_120 block-scaled/fp4 mma tests
-(test_codegen_mma_sm120_fp4.py and test_codegen_mma_sparse_sm120.py)."""
+"""Element values, a two-cubin runner and the listing reader shared by the sm_120
+block-scaled/fp4 mma tests (test_codegen_mma_sm120_fp4.py and test_codegen_mma_sparse_sm120.py)."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -46,3 +48,11 @@ def run_both(ptx, target, data, width):
         assert not (check and res.hazards), res.hazards
         outs.append(out.reshape(32, 4)[:, :width])
     return outs
+
+
+def mma_lines(cubin: bytes) -> list[str]:
+    """The MMA line and any selector UMOV, register numbers and reuse flags left out."""
+    text = oracle.nvdisasm(cubin, ("-c",))
+    lines = [" ".join(line.split("*/", 1)[1].split(";")[0].split()) for line in text.splitlines()
+             if "MMA" in line or re.search(r"UMOV UR\d+, 0x", line)]
+    return [re.sub(r"\bU?R\d+", "R", line.replace(".reuse", "")) for line in lines]

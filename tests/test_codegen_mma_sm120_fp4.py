@@ -11,7 +11,6 @@ error lines. Block-scaled values are not modelled (the emulator faults naming it
 scale-factor layout of the selectors was not read from the PTX ISA."""
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pytest
@@ -19,7 +18,8 @@ import pytest
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
-from tests.mma_sm120_values import element_codes as _codes, element_value as _value, run_both as _run_both
+from tests.mma_sm120_values import element_codes as _codes, element_value as _value, mma_lines as _lines, \
+    run_both as _run_both
 from tools import mma_sm120_sweep as sweep
 
 G, T = np.arange(32) // 4, np.arange(32) % 4
@@ -96,14 +96,6 @@ def test_f8f6f4_values_f16(a, b, target):
     ptx = KERNEL.format(target=target, body=F16_BODY.format(a=a, b=b))
     for out in _run_both(ptx, target, data, 2):
         np.testing.assert_array_equal(out, expect)
-
-
-def _lines(cubin: bytes) -> list[str]:
-    """The MMA line and any selector UMOV, register numbers and reuse flags left out."""
-    text = oracle.nvdisasm(cubin, ("-c",))
-    lines = [" ".join(line.split("*/", 1)[1].split(";")[0].split()) for line in text.splitlines()
-             if "MMA" in line or re.search(r"UMOV UR\d+, 0x", line)]
-    return [re.sub(r"\bU?R\d+", "R", line.replace(".reuse", "")) for line in lines]
 
 
 SCALED = [

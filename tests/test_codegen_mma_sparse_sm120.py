@@ -22,7 +22,8 @@ import pytest
 from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
-from tests.mma_sm120_values import element_codes as _codes, element_value as _value, run_both as _run_both
+from tests.mma_sm120_values import element_codes as _codes, element_value as _value, mma_lines, \
+    run_both as _run_both
 from tools.mma_sparse_sm120_forms import KERNEL as FORMS_KERNEL
 
 G, T = np.arange(32) // 4, np.arange(32) % 4
@@ -103,12 +104,8 @@ def test_sparse_f8f6f4_values_f16():
 def _lines(cubin: bytes) -> list[str]:
     """The MMA line and any selector UMOV (register numbers and reuse flags left out) and
     nv.info's SPARSE_MMA_MASK value."""
-    text = oracle.nvdisasm(cubin, ("-c",))
-    lines = [" ".join(line.split("*/", 1)[1].split(";")[0].split()) for line in text.splitlines()
-             if "MMA" in line or re.search(r"UMOV UR\d+, 0x", line)]
     mask = re.search(r"\.byte\s+0x03, 0x50\s*\n.*?\.short\s+(0x[0-9a-f]+)", oracle.nvdisasm(cubin))
-    return [re.sub(r"\bU?R\d+", "R", line.replace(".reuse", "")) for line in lines] \
-        + [mask.group(1) if mask else None]
+    return mma_lines(cubin) + [mask.group(1) if mask else None]
 
 
 SCALED = [
