@@ -11,7 +11,6 @@ error lines. Block-scaled values are not modelled (the emulator faults naming it
 scale-factor layout of the selectors was not read from the PTX ISA."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

@@ -9,7 +9,7 @@ the middle slot, the only one that takes it) and at most one negated operand."""
 from __future__ import annotations
 
 from ptx2sass.encoder.model import ConstRef, Imm, Reg
-from ptx2sass.isel.common import RZ, register_counts
+from ptx2sass.isel.common import RZ, register_counts, sources_unchanged
 from ptx2sass.mir import MFunction, MInstr, VOp, register_operands
 
 
@@ -80,7 +80,7 @@ def combine_adds(mf: MFunction) -> int:
                         [p for p in parts + [other] if not (isinstance(p, Reg) and p.is_zero)]
                         + [RZ] * 3)
                     if arranged is not None and t.reg.width == 1 and t.reg.id not in mf.precolored \
-                            and _unchanged(b.instrs, i, j, inner):
+                            and sources_unchanged(b.instrs, i, j, inner):
                         a, bb, c = arranged[:3]
                         ins.operands = [ins.operands[0], a, bb, c]
                         dead.add(i)
@@ -95,13 +95,3 @@ def combine_adds(mf: MFunction) -> int:
         if dead:
             b.instrs = [x for n, x in enumerate(b.instrs) if n not in dead]
     return combined
-
-
-def _unchanged(instrs: list[MInstr], i: int, j: int, inner: MInstr) -> bool:
-    """No instruction between i and j writes a register the inner add reads."""
-    srcs = {op.reg.id for _, op, is_def in register_operands(inner) if not is_def}
-    for ins in instrs[i + 1:j]:
-        for _, op, is_def in register_operands(ins):
-            if is_def and op.reg.id in srcs:
-                return False
-    return True

@@ -55,6 +55,18 @@ def _is_float(ty: str) -> bool:
     return ir.TYPES[ty][0] == "f"
 
 
+def sources_unchanged(instrs: list, i: int, j: int, inner) -> bool:
+    """No instruction strictly between positions i and j writes a register `inner` (at i)
+    reads: the machine-IR folds' test that moving inner's reads to j keeps their values."""
+    from ptx2sass.mir import register_operands
+    srcs = {op.reg.id for _, op, is_def in register_operands(inner) if not is_def}
+    for ins in instrs[i + 1:j]:
+        for _, op, is_def in register_operands(ins):
+            if is_def and op.reg.id in srcs:
+                return False
+    return True
+
+
 def register_counts(mf) -> tuple[dict[int, int], dict[int, int]]:
     """(reads, writes): how many operands read and write each virtual register of `mf`; the
     machine-IR folds use them to tell a single-use, single-definition value."""

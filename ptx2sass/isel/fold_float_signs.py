@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass.encoder.model import Reg
-from ptx2sass.isel.common import register_counts
+from ptx2sass.isel.common import register_counts, sources_unchanged
 from ptx2sass.mir import MFunction, MInstr, VOp, register_operands
 
 READERS = frozenset({"FADD", "FMUL", "FFMA"})
@@ -39,14 +39,6 @@ def _composed(read: VOp, inner: VOp) -> VOp:
     return replace(inner, neg=read.neg != inner.neg)
 
 
-def _unchanged(instrs: list[MInstr], i: int, j: int, src: VOp) -> bool:
-    for ins in instrs[i + 1:j]:
-        for _, op, is_def in register_operands(ins):
-            if is_def and op.reg.id == src.reg.id:
-                return False
-    return True
-
-
 def fold_float_signs(mf: MFunction) -> int:
     reads, writes = register_counts(mf)
     folded = 0
@@ -64,11 +56,10 @@ def fold_float_signs(mf: MFunction) -> int:
                     inner = b.instrs[i]
                     if "FTZ" in inner.modifiers and "FTZ" not in ins.modifiers:
                         continue
-                    src = inner.operands[1]
-                    if not _unchanged(b.instrs, i, j, src):
+                    if not sources_unchanged(b.instrs, i, j, inner):
                         continue
                     ins.operands = list(ins.operands)
-                    ins.operands[k] = _composed(op, src)
+                    ins.operands[k] = _composed(op, inner.operands[1])
                     del where[op.reg.id]
                     dead.add(i)
                     folded += 1
