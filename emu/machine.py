@@ -392,16 +392,19 @@ class Warp(Lanes):
         return woke
 
     def release_blocked(self) -> bool:
-        """Every live lane of the warp waits at a convergence barrier and none is complete:
-        the innermost barrier instance (its BSYNC at the lowest address) whose missing
-        members all wait at other barriers lets its lanes go, as the hardware clears a
-        barrier whose participants are blocked (US patent 10,067,768): ptxas's break from an
-        inner region straight to the outer BSYNC (`@P BRA` to `BSYNC B1`, skipping `BSYNC B0`)
-        leaves B0's other lanes waiting for lanes that wait at B1 for them. The released
-        lanes are no longer awaited by those members at this barrier."""
+        """Every live lane of the warp waits at a convergence barrier or a CTA barrier and
+        none of those is complete (the machine has nothing else to run): the innermost
+        barrier instance (its BSYNC at the lowest address) whose missing members all wait at
+        other barriers lets its lanes go, as the hardware clears a barrier whose participants
+        are blocked (US patent 10,067,768). ptxas's break from an inner region straight to
+        the outer BSYNC (`@P BRA` to `BSYNC B1`, skipping `BSYNC B0`) leaves B0's other lanes
+        waiting for lanes that wait at B1 for them; ptxas -g's callee restores its caller's
+        barrier (`BMOV.32 B6, R`) after the caller's other lanes, let go at the callee's
+        YIELD (`release_yielded`), went on to a `BAR.SYNC` that waits for this lane. The
+        released lanes are no longer awaited by those members at this barrier."""
         at_bsync = self.state == AT_BSYNC
         exited = self.state == EXITED
-        if not np.count_nonzero(at_bsync) or np.count_nonzero(~exited & ~at_bsync):
+        if not np.count_nonzero(at_bsync) or np.count_nonzero(~exited & ~at_bsync & (self.state != AT_BAR)):
             return False
         found = [(int(self.pc[waiting_here].min()), b, m, waiting_here)
                  for b, m, waiting_here in self._barrier_instances(at_bsync)
@@ -411,6 +414,30 @@ class Warp(Lanes):
         _, b, m, waiting_here = min(found, key=lambda f: f[:3])
         self._release_without_partners(b, m, waiting_here, int_to_mask(m) & ~exited & ~waiting_here)
         return True
+
+    def release_warp_syncs_blocked(self) -> bool:
+        """Nothing in the machine can run and lanes of this warp wait at a WARPSYNC whose
+        missing members all wait at a CTA barrier (or a convergence barrier): they go on,
+        as lanes parked at a convergence barrier never hold up a warp sync (the barrier's
+        own lanes cannot leave it without them). ptxas -g's `block.sync()` is WARPSYNC then
+        BAR.SYNC: lanes let go early at a callee's YIELD reach the BAR before the lane that
+        called it reaches the WARPSYNC."""
+        at_ws = self.state == AT_WARPSYNC
+        if not np.count_nonzero(at_ws):
+            return False
+        blocked = (self.state == EXITED) | (self.state == AT_BAR) | (self.state == AT_BSYNC) | at_ws
+        woke = False
+        for m in sorted(set(self.wait_arg[at_ws].tolist())):
+            if np.count_nonzero(int_to_mask(int(m)) & ~blocked):
+                continue
+            waiting = at_ws & (self.wait_arg == m)
+            self.state[waiting] = READY
+            self.sync_hint[waiting] = mask_to_int(waiting)
+            self.join_exclusive(waiting)
+            self.merge_lanes(waiting, int(m))
+            self._converged = None
+            woke = True
+        return woke
 
     def _barrier_instances(self, at_bsync: np.ndarray):
         """(Bx, member mask, lanes waiting on it) of each barrier instance lanes wait at:
@@ -1165,6 +1192,10 @@ class Machine:
         if not woke:        # a warp whose every lane waits at a convergence barrier
             for w in (st == AT_BSYNC).any(axis=1).nonzero()[0].tolist():
                 if self.warp(w).release_blocked():
+                    woke = True
+        if not woke:        # a warp sync whose other lanes wait at a CTA barrier
+            for w in (st == AT_WARPSYNC).any(axis=1).nonzero()[0].tolist():
+                if self.warp(w).release_warp_syncs_blocked():
                     woke = True
         return woke
 

@@ -323,8 +323,11 @@ def op_bar(w, s, active, mask):
         return   # arrive-only: no wait (producer side of a named barrier)
     if not w.per_warp:
         return _bar_group(w, s, mods, ops, mask)
+    # a register's value from a lane that executes (ptxas's -g code reaches a `BAR.SYNC R4`
+    # with part of a warp: the others' registers hold anything)
+    first = int(np.argmax(mask)) if mask.any() else 0
     bar_id = int(ops[0].value) if ops and isinstance(ops[0], Imm) else \
-        int(widen(w.r(ops[0]), 32)[0]) if ops else 0
+        int(widen(w.r(ops[0]), 32)[first]) if ops else 0
     count = None
     pred = None
     for op in ops[1:]:
@@ -336,7 +339,7 @@ def op_bar(w, s, active, mask):
             count = (bar_id >> 16) & 0xFFF
             bar_id &= 0xF
         elif isinstance(op, Imm) or isinstance(op, Reg):
-            count = int(widen(w.r(op), 32)[0])
+            count = int(widen(w.r(op), 32)[first])
     if pred is not None:
         w.bar_pred[:] = widen(w.pred(pred), 32)
     else:
