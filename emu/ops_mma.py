@@ -329,20 +329,16 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
     if unit == bits:
         np.add.at(matrix, (row, col), _unpack(words, 0, 32, kind))
         return
-    units = np.zeros((m, ku), dtype=np.uint32)
-    present = np.zeros((m, ku), dtype=np.int64)
-    units[row, col] = words
-    np.add.at(present, (row, col), 1)
-    if (present > 1).any():
-        raise EmuFault(f"{s.ins.mnemonic}: metadata names one position twice in a chunk (undefined in PTX)")
-    if bits == 32:                       # tf32: an element is two halves, both kept or neither
-        if (present[:, 0::2] != present[:, 1::2]).any():
-            raise EmuFault(f"{s.ins.mnemonic}: tf32 metadata other than 0b0100/0b1110 (undefined in PTX)")
-        elements = units[:, 0::2] | (units[:, 1::2] << U32(16))
-    else:                                # 4-bit: two elements a byte, the low one first
-        elements = np.zeros((m, k), dtype=np.uint32)
-        elements[:, 0::2], elements[:, 1::2] = units & U32(0xF), units >> U32(4)
-    matrix[:, :] = _unpack(elements, 0, 32, kind)
+    # metadata PTX leaves undefined (one position named twice, a tf32 chunk other than
+    # 0b0100/0b1110) is given the element path's convention: what lands on one element adds
+    if bits == 32:                       # tf32: both halves, at the element its low half names
+        low = e % 2 == 0
+        value = _unpack(words[low] | (words[~low] << U32(16)), 0, 32, kind)
+        np.add.at(matrix, (row[low], col[low] // 2), value)
+        return
+    for half in range(2):                # 4-bit: two elements a byte, the low one first
+        value = _unpack((words >> U32(4 * half)) & U32(0xF), 0, 32, kind)
+        np.add.at(matrix, (row, 2 * col + half), value)
 
 
 def _negate_sources(s, A, B, a_op, b_op, bits) -> None:
