@@ -286,12 +286,16 @@ def test_routines_ptxas_calls_stay_refused(arch, shape, a):
         codegen.compile_ptx(ptx, arch, "k.ptx")
 
 
-def test_sparse_mma_mask_sm90_tf32():
-    """sm_90's nv.info EIATTR_SPARSE_MMA_MASK for HMMA.SP.1688.F32.TF32 = ptxas's."""
+@pytest.mark.parametrize("arch,shape,a,b", [("sm_90", "m16n8k8", "tf32", "tf32"), ("sm_100", "m16n8k16", "tf32", "tf32"),
+                                          ("sm_120", "m16n8k64", "e4m3", "e5m2")])
+def test_sparse_mma_mask(arch, shape, a, b):
+    """nv.info's EIATTR_SPARSE_MMA_MASK (sm_90+) = ptxas's: 0x10 for HMMA.SP tf32, 0x08 for
+    sm_120's QMMA.SP."""
     from ptx2sass.encoder.cubin import read_cubin
-    ptx = _kernel("sm_90", "m16n8k8", "tf32", "tf32", 0, 2, 2)
+    n_a, n_b, _ = FORMS[(shape, a)]
+    ptx = _kernel(arch, shape, a, b, 0, n_a, n_b)
     masks = []
-    for cubin in (codegen.compile_ptx(ptx, "sm_90", "k.ptx"), oracle.ptxas(ptx, arch="sm_90").output):
+    for cubin in (codegen.compile_ptx(ptx, arch, "k.ptx"), oracle.ptxas(ptx, arch=arch).output):
         kern = read_cubin(cubin).kernels
         kern = kern["k"] if isinstance(kern, dict) else kern[0]
         masks.append([r.value for r in kern.attributes if r.name == "SPARSE_MMA_MASK"])
