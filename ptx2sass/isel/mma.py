@@ -326,7 +326,8 @@ class MatrixMultiply:
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
     def sparse_mma(self, ins, shape):
-        """`mma.sp` / `mma.sp::ordered_metadata` (sm_8x): HMMA.SP for f16/bf16/tf32 A and B
+        """`mma.sp` / `mma.sp::ordered_metadata` (sm_8x; sm_90+ where the Target has the
+        form: no s4/u4 there, fp8 only with its QMMA): HMMA.SP for f16/bf16/tf32 A and B
         (f16 or f32 C/D, the same type; tf32 f32 only), IMMA.SP for s8/u8/s4/u4 (.ROW/.COL,
         `.satfinite` as .SAT), QMMA.SP for e4m3/e5m2 (.ROW/.COL where the target's QMMA has
         them); the metadata register and the sparsity selector (an immediate) follow C."""
