@@ -300,3 +300,25 @@ def test_sparse_mma_mask(arch, shape, a, b):
         kern = kern["k"] if isinstance(kern, dict) else kern[0]
         masks.append([r.value for r in kern.attributes if r.name == "SPARSE_MMA_MASK"])
     assert masks[0] == masks[1] and masks[0]
+
+
+@pytest.mark.parametrize("arch,shape,a,b", [("sm_89", "m16n8k16", "tf32", "tf32"), ("sm_86", "m16n8k64", "s4", "u4"),
+                                            ("sm_89", "m16n8k64", "e4m3", "e5m2")])
+def test_accumulator_carried_around_a_loop(arch, shape, a, b):
+    """D fed back as C three times in a loop (the accumulator group kept across the back
+    edge): D = C + 3 A @ B, ours = ptxas's cubin."""
+    n_a, n_b, _ = FORMS[(shape, a)]
+    ptx = _kernel(arch, shape, a, b, 0, n_a, n_b)
+    line = next(text for text in ptx.splitlines() if "mma." in text)
+    loop = ("    mov.u32 %r31, 0;\nLOOP:\n" + line.replace("{%r20, %r21, %r22, %r23}", "{%r8, %r9, %r10, %r11}")
+            + "\n    add.u32 %r31, %r31, 1;\n    setp.lt.u32 %p1, %r31, 3;\n    @%p1 bra LOOP;\n"
+            + "    mov.b32 %r20, %r8; mov.b32 %r21, %r9; mov.b32 %r22, %r10; mov.b32 %r23, %r11;")
+    ptx = ptx.replace(line, loop).replace(".reg .b32 %r<40>;", ".reg .b32 %r<40>; .reg .pred %p<2>;")
+    words, once = _case(shape, a, b, 0, np.random.default_rng(3))
+    integer = a in ("s4", "u4")
+    C = np.zeros((16, 8))
+    for r in range(4):
+        C[G + 8 * (r // 2), 2 * T + r % 2] = words[:, 8 + r].view(np.int32 if integer else np.float32)
+    ours, theirs = _run_both(arch, ptx, words)
+    assert (ours == theirs).all()
+    assert (_d(ours, integer) == C + 3 * (once - C)).all()
