@@ -285,27 +285,37 @@ def _fill(matrix, w, op, layout, bits, kind):
     matrix[:, row, col] = _unpack(words, 0, 32, kind)
 
 
+# the metadata's unit where it is not the element: tf32's 1:2 sparsity is written as 2:4 over
+# 16-bit halves (indices 0,1 or 2,3 of a chunk of two elements), s4/u4's pair-wise 4:8 as 2:4
+# over bytes of two elements (PTX ISA, sparse matrix storage); the registers and metadata are
+# then those of the 16-bit / 8-bit form with as many A registers
+_SPARSE_UNIT = {32: 16, 4: 8}
+
+
 def _fill_sparse(matrix, w, s, op, bits, kind):
-    """A of a 2:4 sparse mma (HMMA.SP/IMMA.SP, and sm_120a's QMMA.SP.16864 whose fp8/fp6/fp4
-    elements sit one a byte as s8's do): the registers hold the compressed m x k/2
-    matrix in the dense fragment layout of that shape, two non-zero elements of each chunk of
-    four (compressed columns 2c, 2c+1 come from chunk c of the row). Each element's position
-    in its chunk is a 2-bit index of the metadata register (the operand after C): the
-    indices are ordered register by register, within a register thread by thread of the quad,
-    then element by element, 16 to a metadata thread; the quad's metadata threads are
-    sparsity selector `sel`'s: thread sel (k = 16 with 16-bit types), threads 2 sel, 2 sel + 1
-    (k = 32), all four (8-bit k = 64). (PTX ISA, sparse mma metadata; the CUTLASS comments on
-    sparse HMMA metadata spell out the same order.)"""
+    """A of a 2:4 sparse mma (HMMA.SP/IMMA.SP/QMMA.SP, and sm_120a's QMMA.SP.16864 whose
+    fp8/fp6/fp4 elements sit one a byte as s8's do): the registers hold the compressed m x k/2
+    matrix in the dense fragment layout of that shape, two non-zero units of each chunk of
+    four (compressed columns 2c, 2c+1 come from chunk c of the row; a unit is an element, or
+    `_SPARSE_UNIT`'s half of a tf32 / byte of two s4/u4). Each unit's position in its chunk is
+    a 2-bit index of the metadata register (the operand after C): the indices are ordered
+    register by register, within a register thread by thread of the quad, then unit by unit,
+    16 to a metadata thread; the quad's metadata threads are sparsity selector `sel`'s:
+    thread sel (16 indices a quad), threads 2 sel, 2 sel + 1 (32), all four (64). (PTX ISA,
+    sparse mma metadata; the CUTLASS comments on sparse HMMA metadata spell out the same
+    order.)"""
     m, k = matrix.shape
+    unit = _SPARSE_UNIT.get(bits, bits)
+    ku = k * bits // unit                # a dense row's units
     meta_op, sel_op = s.ins.operands[4], s.ins.operands[5]
     meta = _regs(w, meta_op, 1)[0].astype(np.uint32)
     sel = sel_op.value if hasattr(sel_op, "value") else 0
-    nregs, reg, shift, lane, row, ccol = _fragment(_a_coords, m, k // 2, bits)
-    per_reg = 32 // bits
+    nregs, reg, shift, lane, row, ccol = _fragment(_a_coords, m, ku // 2, unit)
+    per_reg = 32 // unit
     n_per_reg = 4 * per_reg              # stream positions of one register of the quad
     first = sel * (nregs * n_per_reg // 16)     # the quad's first metadata thread
     t = lane % 4
-    e = (shift // bits).astype(np.int64)
+    e = (shift // unit).astype(np.int64)
     pos = reg * n_per_reg + t * per_reg + e
     if first + nregs * n_per_reg // 16 > 4:
         raise EmuFault(f"{s.ins.mnemonic}: sparsity selector {sel} names metadata threads outside "
@@ -313,11 +323,22 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
     source = (lane - t) + first + pos // 16
     index = (meta[source] >> (2 * (pos % 16)).astype(U32)) & U32(3)
     words = np.stack(_regs(w, op, nregs))[reg, lane]
-    if bits < 32:
-        words = (words >> shift) & U32((1 << bits) - 1)
-    values = _unpack(words, 0, 32, kind)
+    if unit < 32:
+        words = (words >> shift) & U32((1 << unit) - 1)
     col = 4 * (ccol // 2) + index.astype(np.int64)
-    np.add.at(matrix, (row, col), values)
+    if unit == bits:
+        np.add.at(matrix, (row, col), _unpack(words, 0, 32, kind))
+        return
+    # metadata PTX leaves undefined (one position named twice, a tf32 chunk other than
+    # 0b0100/0b1110) is given the element path's convention: what lands on one element adds
+    if bits == 32:                       # tf32: both halves, at the element its low half names
+        low = e % 2 == 0
+        value = _unpack(words[low] | (words[~low] << U32(16)), 0, 32, kind)
+        np.add.at(matrix, (row[low], col[low] // 2), value)
+        return
+    for half in range(2):                # 4-bit: two elements a byte, the low one first
+        value = _unpack((words >> U32(4 * half)) & U32(0xF), 0, 32, kind)
+        np.add.at(matrix, (row, 2 * col + half), value)
 
 
 def _negate_sources(s, A, B, a_op, b_op, bits) -> None:

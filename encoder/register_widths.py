@@ -77,6 +77,11 @@ SPARSE_MMA = {
     ("HMMA", "16832", "F16"): (2, 4, 4, 2),
     ("IMMA", "16832", None): (4, 2, 2, 4),
     ("IMMA", "16864", None): (4, 4, 4, 4),
+    # tf32 (1:2) and s4/u4 (4:8) A: the registers of the 16-bit / 8-bit form half their k
+    ("HMMA", "1688", "TF32"): (4, 2, 2, 4),
+    ("HMMA", "16816", "TF32"): (4, 4, 4, 4),
+    ("IMMA", "16864", "I4"): (4, 2, 2, 4),
+    ("IMMA", "168128", "I4"): (4, 4, 4, 4),
     # sm_120a's sparse kinds: QMMA.SP.16864 (kind::f8f6f4), QMMA.SF.SP / OMMA.SF.SP.168128
     # (block-scaled; the metadata and scale-a are one pair after C, ptxas 13.5.37)
     ("QMMA", "16864", "F32"): (4, 4, 4, 4),
@@ -129,7 +134,7 @@ def wide_operands(ins: Instruction) -> list[tuple[str, Reg, int]]:
         kind = "TF32" if "TF32" in mods else next((m for m in mods if m in ("F32", "F16")), None)
         table = SPARSE_MMA if "SP" in mods else MMA
         if ins.opcode == "IMMA":
-            kind = "I4" if ("S4" in mods or "U4" in mods) and "SP" not in mods and shape != "8832" else None
+            kind = "I4" if ("S4" in mods or "U4" in mods) and shape != "8832" else None
         if "SP" in mods and "SF" in mods:
             kind = "SF"
         widths = table.get((ins.opcode, shape, kind if ins.opcode in ("HMMA", "QMMA", "IMMA", "OMMA") else None))

@@ -139,7 +139,8 @@ FILES = (("sm_120", "campaign32_sm120a.words"), ("sm_100", "campaign32_sm120a.wo
          ("sm_100", "multimem_ld_reduce_fp8_sm100.words"), ("sm_120", "multimem_ld_reduce_fp8_sm120.words"),
          ("sm_90", "bra_any_pred.words"), ("sm_100", "bra_any_pred.words"), ("sm_103", "bra_any_pred.words"),
          ("sm_110", "bra_any_pred.words"), ("sm_120", "bra_any_pred.words"), ("sm_121", "bra_any_pred.words"),
-         ("sm_103", "ex2_bf16x2_sm103.words"), ("sm_75", "ld_l1_eviction_sm75.words"))
+         ("sm_103", "ex2_bf16x2_sm103.words"), ("sm_75", "ld_l1_eviction_sm75.words"),
+         ("sm_89", "sparse_mma_narrow_sm89.words"), ("sm_90", "sparse_tf32_sm90.words"))
 
 
 def _words():

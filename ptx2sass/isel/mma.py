@@ -65,11 +65,19 @@ SUB_BYTE_TYPES = ("s4", "u4", "b1")
 # mma.sp (2:4 sparse A): (shape, A type) -> (SASS shape, registers in A, in B, the largest
 # sparsity selector ptxas 13.5 accepts: which threads of a quad give the metadata; PTX
 # allows 0..1 for f16 m16n8k32, ptxas 0..3). C/D as the dense forms'. The metadata register
-# and the selector follow C (HMMA.SP/IMMA.SP).
+# and the selector follow C (HMMA.SP/IMMA.SP/QMMA.SP). tf32 (1:2 sparse) and s4/u4 (4:8,
+# in pairs) have the metadata of the 16-bit and 8-bit forms of the same register count
+# (PTX ISA, sparse matrix storage); ptxas 13.5 writes HMMA.SP.1688/16816.F32.TF32,
+# IMMA.SP.16864/168128.<A>.<B> (sm_8x only: sm_90+ calls a routine) and QMMA.SP.16864.F32.
 SPARSE_FORMS = {("m16n8k16", "f16"): ("16816", 2, 2, 3), ("m16n8k32", "f16"): ("16832", 4, 4, 3),
                 ("m16n8k16", "bf16"): ("16816", 2, 2, 3), ("m16n8k32", "bf16"): ("16832", 4, 4, 1),
+                ("m16n8k8", "tf32"): ("1688", 2, 2, 3), ("m16n8k16", "tf32"): ("16816", 4, 4, 1),
                 **{(shape, t): form for t in ("s8", "u8") for shape, form in
-                   (("m16n8k32", ("16832", 2, 2, 1)), ("m16n8k64", ("16864", 4, 4, 0)))}}
+                   (("m16n8k32", ("16832", 2, 2, 1)), ("m16n8k64", ("16864", 4, 4, 0)))},
+                **{(shape, t): form for t in ("s4", "u4") for shape, form in
+                   (("m16n8k64", ("16864", 2, 2, 1)), ("m16n8k128", ("168128", 4, 4, 0)))},
+                **{("m16n8k64", t): ("16864", 4, 4, 0) for t in FP8_TYPES}}
+SPARSE_4BIT = ("s4", "u4")
 
 
 # sparse kinds (`mma.sp::ordered_metadata ... .kind::*`, sm_120a/121a): kind -> (opcode, SASS
@@ -128,9 +136,17 @@ def mma_fragments(ins) -> tuple[int, int, int] | None:
     return None if form is None else (form[2], form[3], form[1])
 
 
+def sparse_types(ins) -> list:
+    """A's and B's element types then C's of an `mma.sp`: the frontend keeps s4/u4 among
+    the modifiers (`.s4.u4` before `.s32.s32`), every other type in `types`."""
+    four = [m for m in ins.modifiers if m in SPARSE_4BIT]
+    return four + list(ins.types) if four else list(ins.types)
+
+
 def _sparse_form(ins):
-    """SPARSE_FORMS's entry for an `mma.sp` (f16/bf16 or s8/u8 A and B), else None."""
-    return SPARSE_FORMS.get((shape_of(ins), ins.types[0] if ins.types else None))
+    """SPARSE_FORMS's entry for an `mma.sp` (f16/bf16/tf32, s8/u8/s4/u4, e4m3/e5m2), else None."""
+    types = sparse_types(ins)
+    return SPARSE_FORMS.get((shape_of(ins), types[0] if types else None))
 
 
 class MatrixMultiply:
@@ -310,26 +326,38 @@ class MatrixMultiply:
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
 
     def sparse_mma(self, ins, shape):
-        """`mma.sp` / `mma.sp::ordered_metadata` (sm_8x): HMMA.SP for f16/bf16 A and B
-        (f16 or f32 C/D, the same type), IMMA.SP for s8/u8 (.ROW/.COL, `.satfinite` as
-        .SAT); the metadata register and the sparsity selector (an immediate) follow C."""
+        """`mma.sp` / `mma.sp::ordered_metadata` (sm_8x; sm_90+ where the Target has the
+        form: no s4/u4 there, fp8 only with its QMMA): HMMA.SP for f16/bf16/tf32 A and B
+        (f16 or f32 C/D, the same type; tf32 f32 only), IMMA.SP for s8/u8/s4/u4 (.ROW/.COL,
+        `.satfinite` as .SAT), QMMA.SP for e4m3/e5m2 (.ROW/.COL where the target's QMMA has
+        them); the metadata register and the sparsity selector (an immediate) follow C."""
         form = _sparse_form(ins)
-        types = list(ins.types)
+        types = sparse_types(ins)
         if form is None or not self.arch.sparse_mma or "row" not in ins.modifiers \
                 or "col" not in ins.modifiers or self.guard is not None or len(types) != 3:
             raise self._refuse(ins)
         name, n_a, n_b, top = form
-        integer = types[0] in ("s8", "u8")
-        if integer:
-            if ins.type != "s32" or types[2] != "s32" or types[1] not in ("s8", "u8"):
+        opcode = "IMMA" if types[0] in ("s8", "u8", *SPARSE_4BIT) else \
+            "QMMA" if types[0] in FP8_TYPES else "HMMA"
+        if (types[0] in SPARSE_4BIT and not self.arch.sparse_4bit_mma) \
+                or (opcode == "QMMA" and not self.arch.fp8_mma):
+            raise self._refuse(ins)
+        suffixes = opcode == "IMMA" or (opcode == "QMMA" and self.arch.qmma_layout_suffixes)
+        if opcode == "IMMA":
+            kinds = SPARSE_4BIT if types[0] in SPARSE_4BIT else ("s8", "u8")
+            if ins.type != "s32" or types[2] != "s32" or types[1] not in kinds:
                 raise self._refuse(ins)
             mods = ("SP", name, types[0].upper(), types[1].upper()) \
                 + (("SAT",) if "satfinite" in ins.modifiers else ())
+        elif opcode == "QMMA":
+            if ins.type != "f32" or types[2] != "f32" or types[1] not in FP8_TYPES:
+                raise self._refuse(ins)
+            mods = ("SP", name, "F32", types[0].upper(), types[1].upper())
         else:
             if types[1] != types[0] or ins.type not in ("f16", "f32") or types[2] != ins.type \
-                    or (types[0] == "bf16" and ins.type != "f32"):
+                    or (types[0] in ("bf16", "tf32") and ins.type != "f32"):
                 raise self._refuse(ins)
-            mods = ("SP", name, ins.type.upper()) + (("BF16",) if types[0] == "bf16" else ())
+            mods = ("SP", name, ins.type.upper()) + ((types[0].upper(),) if types[0] != "f16" else ())
         n_d = 4 if ins.type in ("f32", "s32") else 2
         srcs = list(ins.srcs)
         if len(ins.dests) != n_d or len(srcs) != n_a + n_b + n_d + 2:
@@ -337,13 +365,16 @@ class MatrixMultiply:
         selector = srcs[-1]
         if not isinstance(selector, ir.Const):
             raise self._refuse(ins)
+        if opcode == "QMMA" and selector.value != 0:    # ptxas's words for fp8
+            raise CompileError(f"Argument 5 of instruction 'mma': unexpected value '{selector.value}', "
+                               "expected to be 0", self.file, self.line)
         if not 0 <= selector.value <= top:
             raise CompileError(f"Argument 6 of instruction 'Sparse mma': value '{selector.value}' "
                                f"out of range, expected to be in range [0..{top}]", self.file, self.line)
         a = self.gather(srcs[:n_a])
         b = self.gather(srcs[n_a:n_a + n_b])
         c = self.gather(srcs[n_a + n_b:n_a + n_b + n_d], reuse=False)
-        if integer:
+        if suffixes:
             a, b = replace(a, suffix=("ROW",)), replace(b, suffix=("COL",))
         meta = self.in_register(srcs[-2])
         d = VOp(self.mf.new_vreg("R", n_d))
@@ -351,7 +382,7 @@ class MatrixMultiply:
         widths = {1 + i: n for i, (op, n) in enumerate(zip((a, b, c), sizes))
                   if isinstance(op, VOp) and op.part is not None and n > 1}
         self.note_wide(ins, d.reg, (a, b, c))
-        self.emit("HMMA" if not integer else "IMMA", mods, [d, a, b, c, meta, Imm(selector.value)],
+        self.emit(opcode, mods, [d, a, b, c, meta, Imm(selector.value)],
                   widths=widths)
         for k, value in enumerate(ins.dests):
             self.emit(COPY, (), [self.dst(value), VOp(d.reg, k)], guarded=False)
