@@ -1,0 +1,94 @@
+"""The slow paths of the IEEE sequences (isel/ieee.py: `div.rn`, `rcp.rn`, `sqrt.rn` on f32,
+with and without .ftz, and on f64) as subroutines: one copy per kernel that uses them,
+after its code, reached with `CALL.REL.NOINC` from each use's fast path (only by the lanes
+the range test rejects) and left with `RET.REL.NODEC`.
+
+ptxas 13.5.37 does the same on sm_75..sm_120 (nvdisasm of one kernel with all nine: one
+`$__internal_N_$__cuda_sm20_…`/`sm3x_…` subroutine each, called from every use), so each
+use costs its fast path and a call instead of a copy of the slow path (physics_sim
+lbm_d2q9: 541 instructions against ptxas's 425 while inlined).
+
+The convention is private (both sides ours, the subroutine compiled first): the operands
+in R4 up (64-bit ones in even pairs), the result back in R4 (R4:R5), the return address in
+R2:R3 as for out-of-line functions (ptx2sass.abi); the subroutine saves nothing, and the
+CALL instead names every register it writes as clobbered (with the predicates), so the
+caller's allocator keeps values live across the call elsewhere. The subroutine is
+compiled from a one-instruction PTX function whose `SLOW_PATH` attribute makes isel/ieee.py
+select the slow path alone.
+"""
+from __future__ import annotations
+
+from ptx2sass import abi
+from ptx2sass.records import dataclass
+
+SLOW_PATH = "ieee_slow_path"     # ir.Function attribute: the function is this kind's body
+
+# (opcode, type, ftz) -> the subroutine's name (ptxas's, less its `$__internal_N_$` prefix;
+# `$` keeps it apart from any PTX function name)
+NAMES = {
+    ("div", "f32", False): "$__cuda_sm3x_div_rn_noftz_f32_slowpath",
+    ("div", "f32", True): "$__cuda_sm3x_div_rn_ftz_f32_slowpath",
+    ("rcp", "f32", False): "$__cuda_sm20_rcp_rn_f32_slowpath",
+    ("rcp", "f32", True): "$__cuda_sm20_rcp_rn_ftz_f32_slowpath",
+    ("sqrt", "f32", False): "$__cuda_sm20_sqrt_rn_f32_slowpath",
+    ("sqrt", "f32", True): "$__cuda_sm20_sqrt_rn_ftz_f32_slowpath",
+    ("div", "f64", False): "$__cuda_sm20_div_rn_f64_full",
+    ("rcp", "f64", False): "$__cuda_sm20_dblrcp_rn_slowpath_v3",
+    ("sqrt", "f64", False): "$__cuda_sm20_dsqrt_rn_f64_mediumpath_v1",
+}
+
+
+@dataclass
+class Subroutine:
+    """One compiled slow path: its name, where its operands and result travel ((register,
+    width) each) and what a call of it destroys."""
+    name: str
+    args: list
+    result: tuple
+    clobbers: tuple
+    compiled: object
+
+
+_compiled: dict = {}          # (arch name, kind) -> Subroutine
+
+
+def _text(kind, arch: str) -> str:
+    opcode, ty, ftz = kind
+    n = 2 if opcode == "div" else 1
+    params = ", ".join(f".reg .{ty} %a{k}" for k in range(n))
+    srcs = ", ".join(f"%a{k}" for k in range(n))
+    mods = ".rn.ftz" if ftz else ".rn"
+    return (f".version 9.0\n.target {arch}\n.address_size 64\n"
+            f".func (.reg .{ty} %q) slow_path({params})\n{{\n"
+            f"\t{opcode}{mods}.{ty} %q, {srcs};\n\tret;\n}}\n")
+
+
+def subroutine(kind, info) -> Subroutine:
+    """The slow path of `kind` = (opcode, type, ftz) for the target `info`, compiled once."""
+    key = (info.name, kind)
+    if key not in _compiled:
+        from ptx2sass.codegen import _body_slots, _compile_function, lower_checked
+        from ptx2sass.frontend import check, parse
+        tree = parse(_text(kind, info.name), "<slow path>")
+        check(tree, info.name, whole_program=True)
+        fn = lower_checked(tree, keep_functions=True).functions[0]
+        fn.name = NAMES[kind]
+        fn.attributes[SLOW_PATH] = kind
+        c = _compile_function(fn, info, None, None, None)
+        c.saves = []                 # the caller keeps nothing in what it writes (clobbers)
+        body, _ = _body_slots(c, "")
+        written = sorted({(f, i) for s in body for f, i in s.writes
+                          if f in ("R", "UR") and not (f == "R" and i in (abi.STACK_POINTER, 255))}
+                         | {("R", abi.RETURN_ADDRESS), ("R", abi.RETURN_ADDRESS + 1)})
+        width = 2 if kind[1] == "f64" else 1
+        n = 2 if kind[0] == "div" else 1
+        args = [(abi.FIRST_ARGUMENT + width * k, width) for k in range(n)]
+        _compiled[key] = Subroutine(fn.name, args, (abi.FIRST_ARGUMENT, width),
+                                    tuple(written) + abi.CLOBBERED_PREDICATES, c)
+    return _compiled[key]
+
+
+def compiled(arch: str) -> dict:
+    """The subroutines compiled so far for `arch`, by name (codegen gives each kernel that
+    calls one a copy)."""
+    return {s.name: s.compiled for (a, _), s in _compiled.items() if a == arch}
