@@ -387,7 +387,8 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         written = sorted(({i for s in body for f, i in s.writes if f == "R"} | clobbered) - keep)
         if abi.is_linkable(fn):        # a link target keeps only what the link convention asks
             written = [r for r in written if abi.link_target_saves(r)]
-        compiled.saves = [(r, frame.allocate(4, 4, f"save.R{r}")) for r in written]
+        if fn.attributes.get(slow_paths.SLOW_PATH) is None:    # (its callers keep nothing in those)
+            compiled.saves = [(r, frame.allocate(4, 4, f"save.R{r}")) for r in written]
     return compiled
 
 

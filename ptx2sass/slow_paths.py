@@ -73,9 +73,10 @@ def subroutine(kind, info) -> Subroutine:
         check(tree, info.name, whole_program=True)
         fn = lower_checked(tree, keep_functions=True).functions[0]
         fn.name = NAMES[kind]
+        for a in (abi.LINKABLE, abi.LOCAL_FUNCTION, abi.DECLARED_AT):   # (kept by keep_functions)
+            fn.attributes.pop(a, None)
         fn.attributes[SLOW_PATH] = kind
         c = _compile_function(fn, info, None, None, None)
-        c.saves = []                 # the caller keeps nothing in what it writes (clobbers)
         body, _ = _body_slots(c, "")
         written = sorted({(f, i) for s in body for f, i in s.writes
                           if f in ("R", "UR") and not (f == "R" and i in (abi.STACK_POINTER, 255))}

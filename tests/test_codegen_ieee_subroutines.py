@@ -1,0 +1,94 @@
+"""The IEEE sequences' slow paths as one subroutine per kernel (ptx2sass/slow_paths.py):
+each use of `div.rn`, `rcp.rn`, `sqrt.rn` (f32 with and without .ftz, f64) is its fast path
+and a `CALL.REL.NOINC` for the lanes its range test rejects, as ptxas 13.5.37 writes it on
+sm_75..sm_120. Outputs are compared with ptxas's cubin in the emulator on inputs that take
+the slow paths (zeros, subnormals, infinities, NaNs, huge and tiny quotients), with each
+kernel calling its subroutine from two places and keeping values live across the calls;
+ours must also be free of hazards. The structural test counts CALL targets against ptxas's."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from codegen_harness import kernel, run_both
+from ptx2sass import codegen, oracle
+from test_codegen_ieee import edge_inputs, random_inputs
+
+FORMS = [("div.rn.f32", 2), ("div.rn.ftz.f32", 2), ("rcp.rn.f32", 1), ("rcp.rn.ftz.f32", 1),
+         ("sqrt.rn.f32", 1), ("sqrt.rn.ftz.f32", 1), ("div.rn.f64", 2), ("rcp.rn.f64", 1),
+         ("sqrt.rn.f64", 1)]
+ARCHS = ["sm_75", "sm_90", "sm_120"]
+
+
+def two_uses(op: str, n_in: int) -> str:
+    """Half the lanes take one call site, half the other (operands swapped for binary
+    forms); a value computed before the call (the thread index, a product) is read after."""
+    bits = 64 if op.endswith("f64") else 32
+    swapped = "%a1, %a0" if n_in == 2 else "%a0"
+    plain = "%a0, %a1" if n_in == 2 else "%a0"
+    keep = "%x2" if bits == 32 else "%rd0"
+    return (f".reg .b64 %rd0;\nsetp.lt.u32 %p0, %t, 128;\n"
+            f"{'mul.lo.u32 %x2, %t, 3;' if bits == 32 else 'mul.wide.u32 %rd0, %t, 3;'}\n"
+            f"@%p0 {op} %o, {plain};\n@!%p0 {op} %o, {swapped};\n"
+            f"and.b{bits} {keep}, {keep}, 0;\nor.b{bits} %o, %o, {keep};")
+
+
+def data_for(op: str, n_in: int) -> np.ndarray:
+    bits = 64 if op.endswith("f64") else 32
+    lanes = 512
+    edge = edge_inputs(bits, n_in)[:lanes * n_in // 2]
+    rand = random_inputs(bits, n_in, seed=7)[-lanes * n_in // 2:]     # the aimed part
+    return np.concatenate([edge, rand])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("op,n_in", FORMS)
+def test_slow_path_subroutine_matches_ptxas(op, n_in, arch):
+    bits = 64 if op.endswith("f64") else 32
+    data = data_for(op, n_in)
+    ours, theirs, _ = run_both(two_uses(op, n_in), bits, n_in, bits, data=data, arch=arch)
+    bad = np.nonzero(ours != theirs)[0]
+    detail = [(tuple(hex(int(v)) for v in data[i * n_in:(i + 1) * n_in]), hex(int(ours[i])), hex(int(theirs[i])))
+              for i in bad[:5]]
+    assert not len(bad), f"{len(bad)} lanes differ (inputs, ours, ptxas): {detail}"
+
+
+def all_forms_twice(target: str) -> str:
+    """Every form, each used twice in one kernel, results summed into the output."""
+    lines = [".reg .f32 %f<40>;\n.reg .f64 %d<40>;\nmov.b32 %f0, %a0;\nmov.b32 %f1, %a1;",
+             "cvt.f64.f32 %d0, %f0;\ncvt.f64.f32 %d1, %f1;\nmov.f32 %f2, 0f00000000;\nmov.f64 %d2, 0d0000000000000000;"]
+    k = 3
+    for op, n_in in FORMS:
+        wide = op.endswith("f64")
+        r, s = ("%d", "%d") if wide else ("%f", "%f")
+        for uses in range(2):
+            a, b = (f"{s}{uses}", f"{s}{1 - uses}")
+            srcs = f"{a}, {b}" if n_in == 2 else a
+            lines.append(f"{op} {r}{k}, {srcs};")
+            lines.append(f"add.f64 %d2, %d2, %d{k};" if wide else f"add.f32 %f2, %f2, %f{k};")
+            k += 1
+    lines.append("cvt.rn.f32.f64 %f39, %d2;\nadd.f32 %f2, %f2, %f39;\nmov.b32 %o, %f2;")
+    return kernel("\n".join(lines), 32, 2, 32, "8.0", target)
+
+
+def calls(sass: str) -> list[str]:
+    return re.findall(r"CALL\.REL\.NOINC `\(([^)]*)\)", sass)
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_100"])
+def test_one_subroutine_per_slow_path_like_ptxas(arch):
+    """18 uses, 9 subroutines each called twice; ptxas has the same (counted in its listing,
+    its names differ); every subroutine's code appears once in ours."""
+    ptx = all_forms_twice(arch if arch == "sm_75" else "sm_89")
+    theirs = calls(oracle.nvdisasm(oracle.ptxas(ptx, arch).output))
+    cubin, codes = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    sass = oracle.nvdisasm(cubin)
+    ours = calls(sass)
+    assert len(set(theirs)) == 9 and len(theirs) == 18
+    assert len(set(ours)) == len(set(theirs)) and len(ours) == len(theirs)
+    assert all(ours.count(t) == 2 for t in set(ours))
+    for t in set(ours):
+        assert sass.count(f"\n{t}:") == 1, t
+    assert sass.count("RET.REL.NODEC") == 9
