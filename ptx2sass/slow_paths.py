@@ -38,6 +38,28 @@ NAMES = {
 }
 
 
+# A kernel with fewer uses of a kind than this keeps that slow path inline (ptxas calls
+# even for one): one use gains no code from a call and pays its moves, its return and its
+# register constraints. f64 kinds stay inline (None): called, they cost SM cycles on the
+# corpora (complex_double_ops +4%, special_f64 +3%; A/B in docs/STATUS.md, branch divsub33).
+MIN_USES = {"f32": 2, "f64": None}
+
+
+def called(kind, uses: int) -> bool:
+    """Whether a kernel with `uses` instructions needing slow path `kind` calls it."""
+    least = MIN_USES[kind[1]]
+    return least is not None and uses >= least
+
+
+def kind_of(ins) -> tuple | None:
+    """The slow path an IR instruction needs (a key of NAMES), or None."""
+    if ins.opcode not in ("div", "rcp", "sqrt") or "rn" not in ins.modifiers:
+        return None
+    if ins.type == "f32":
+        return (ins.opcode, "f32", "ftz" in ins.modifiers)
+    return (ins.opcode, "f64", False) if ins.type == "f64" else None
+
+
 @dataclass
 class Subroutine:
     """One compiled slow path: its name, where its operands and result travel ((register,

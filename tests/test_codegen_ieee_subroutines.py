@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from codegen_harness import kernel, run_both
-from ptx2sass import codegen, oracle
+from ptx2sass import codegen, oracle, slow_paths
 from test_codegen_ieee import edge_inputs, random_inputs
 
 FORMS = [("div.rn.f32", 2), ("div.rn.ftz.f32", 2), ("rcp.rn.f32", 1), ("rcp.rn.ftz.f32", 1),
@@ -29,7 +29,7 @@ def two_uses(op: str, n_in: int) -> str:
     swapped = "%a1, %a0" if n_in == 2 else "%a0"
     plain = "%a0, %a1" if n_in == 2 else "%a0"
     keep = "%x2" if bits == 32 else "%rd0"
-    return (f".reg .b64 %rd0;\nsetp.lt.u32 %p0, %t, 128;\n"
+    return (f"setp.lt.u32 %p0, %t, 128;\n"
             f"{'mul.lo.u32 %x2, %t, 3;' if bits == 32 else 'mul.wide.u32 %rd0, %t, 3;'}\n"
             f"@%p0 {op} %o, {plain};\n@!%p0 {op} %o, {swapped};\n"
             f"and.b{bits} {keep}, {keep}, 0;\nor.b{bits} %o, %o, {keep};")
@@ -43,9 +43,15 @@ def data_for(op: str, n_in: int) -> np.ndarray:
     return np.concatenate([edge, rand])
 
 
+@pytest.fixture
+def every_kind_called(monkeypatch):
+    """Every kind called from its first use (f64 ones stay inline by default)."""
+    monkeypatch.setattr(slow_paths, "MIN_USES", {"f32": 1, "f64": 1})
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("op,n_in", FORMS)
-def test_slow_path_subroutine_matches_ptxas(op, n_in, arch):
+def test_slow_path_subroutine_matches_ptxas(op, n_in, arch, every_kind_called):
     bits = 64 if op.endswith("f64") else 32
     data = data_for(op, n_in)
     ours, theirs, _ = run_both(two_uses(op, n_in), bits, n_in, bits, data=data, arch=arch)
@@ -74,21 +80,26 @@ def all_forms_twice(target: str) -> str:
 
 
 def calls(sass: str) -> list[str]:
-    return re.findall(r"CALL\.REL\.NOINC `\(([^)]*)\)", sass)
+    """The CALL targets, as ptxas's subroutine names less their `$..$` prefix."""
+    return [t.rsplit("$", 1)[1] for t in re.findall(r"CALL\.REL\.NOINC `\(([^)]*)\)", sass)]
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_100"])
-def test_one_subroutine_per_slow_path_like_ptxas(arch):
-    """18 uses, 9 subroutines each called twice; ptxas has the same (counted in its listing,
-    its names differ); every subroutine's code appears once in ours."""
+def test_one_subroutine_per_slow_path_like_ptxas(arch, monkeypatch):
+    """18 uses: ptxas has 9 subroutines, each called twice. Ours calls the six f32 ones
+    as ptxas does (same subroutines, same call counts) and keeps the f64 ones inline (by
+    default, slow_paths.MIN_USES); with every kind called, all nine like ptxas. Every
+    subroutine's code appears once."""
     ptx = all_forms_twice(arch if arch == "sm_75" else "sm_89")
     theirs = calls(oracle.nvdisasm(oracle.ptxas(ptx, arch).output))
-    cubin, codes = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
-    sass = oracle.nvdisasm(cubin)
-    ours = calls(sass)
     assert len(set(theirs)) == 9 and len(theirs) == 18
-    assert len(set(ours)) == len(set(theirs)) and len(ours) == len(theirs)
-    assert all(ours.count(t) == 2 for t in set(ours))
-    for t in set(ours):
-        assert sass.count(f"\n{t}:") == 1, t
-    assert sass.count("RET.REL.NODEC") == 9
+    for least, expected in (({"f32": 2, "f64": None}, [t for t in theirs if "f32" in t]),
+                            ({"f32": 1, "f64": 1}, theirs)):
+        monkeypatch.setattr(slow_paths, "MIN_USES", least)
+        cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+        sass = oracle.nvdisasm(cubin)
+        ours = calls(sass)
+        assert sorted(ours) == sorted(expected)
+        for t in set(ours):
+            assert len(re.findall(rf"\n\$k\$\${re.escape(t)}:", sass)) == 1, t
+        assert sass.count("RET.REL.NODEC") == len(set(expected))

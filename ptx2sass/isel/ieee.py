@@ -170,11 +170,22 @@ class IeeeFloat:
         instruction selects the slow path alone."""
         return self.fn.attributes.get(slow_paths.SLOW_PATH) is not None
 
+    def slow_uses(self) -> dict:
+        """How many instructions of this function need each kind of slow path."""
+        if getattr(self, "_slow_uses", None) is None:
+            self._slow_uses = {}
+            for b in self.fn.blocks:
+                for ins in b.instrs:
+                    kind = slow_paths.kind_of(ins)
+                    if kind is not None:
+                        self._slow_uses[kind] = self._slow_uses.get(kind, 0) + 1
+        return self._slow_uses
+
     def slow_path(self, kind, args: list, result: VOp, build) -> None:
         """The slow path of `kind` for the lanes that reach here: `build()` inline (in the
         subroutine itself, and under -g), else the operands into R4.., a call of the
         kernel's subroutine (ptx2sass/slow_paths.py) and its result copied into `result`."""
-        if self.slow_body() or self.keep_order:
+        if self.slow_body() or self.keep_order or not slow_paths.called(kind, self.slow_uses().get(kind, 0)):
             return build()
         sub = slow_paths.subroutine(kind, self.arch)
         uses = []
