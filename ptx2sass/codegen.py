@@ -607,7 +607,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     uses_descriptor = mf.uses_global_descriptor or any(c.mf.uses_global_descriptor for c in callees)
     mf.uses_global_descriptor = uses_descriptor
     for c in callees:          # a system call in one of them must restore the kernel's descriptor
-        c.mf.uses_global_descriptor |= uses_descriptor
+        if c.fn.attributes.get(slow_paths.SLOW_PATH) is None:    # (shared by every kernel; no calls)
+            c.mf.uses_global_descriptor |= uses_descriptor
     if fn.is_entry:
         slots: list[Slot] = _prologue(mf, info, frame_size)
     else:        # a link target reads the descriptor itself, then opens its frame and saves

@@ -103,3 +103,29 @@ def test_one_subroutine_per_slow_path_like_ptxas(arch, monkeypatch):
         for t in set(ours):
             assert len(re.findall(rf"\n\$k\$\${re.escape(t)}:", sass)) == 1, t
         assert sass.count("RET.REL.NODEC") == len(set(expected))
+
+
+SHARED_ONLY = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry s(.param .f32 x, .param .f32 y)
+{
+ .reg .f32 %f<8>; .shared .f32 buf[64]; .reg .b32 %r<3>;
+ ld.param.f32 %f1, [x]; ld.param.f32 %f2, [y];
+ div.rn.f32 %f3, %f1, %f2; div.rn.f32 %f4, %f2, %f3;
+ mov.u32 %r1, %tid.x; shl.b32 %r1, %r1, 2; mov.u32 %r2, buf; add.u32 %r1, %r1, %r2;
+ st.shared.f32 [%r1], %f4;
+ ret;
+}
+"""
+
+
+def test_subroutines_shared_between_compiles_do_not_carry_state():
+    """The subroutines are compiled once per arch and copied into every kernel: a kernel
+    without global memory compiles the same after one that reads global memory (whose
+    descriptor load once leaked into the shared subroutine's record)."""
+    slow_paths._compiled.clear()
+    fresh = codegen.compile_ptx(SHARED_ONLY, "sm_89")
+    slow_paths._compiled.clear()
+    codegen.compile_ptx(kernel(two_uses("div.rn.f32", 2), 32, 2, 32), "sm_89")
+    assert codegen.compile_ptx(SHARED_ONLY, "sm_89") == fresh
