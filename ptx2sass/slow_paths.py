@@ -101,13 +101,14 @@ def subroutine(kind, info) -> Subroutine:
         c = _compile_function(fn, info, None, None, None)
         body, _ = _body_slots(c, "")
         written = sorted({(f, i) for s in body for f, i in s.writes
-                          if f in ("R", "UR") and not (f == "R" and i in (abi.STACK_POINTER, 255))}
+                          if f in ("R", "UR", "P", "UP") and not (f == "R" and i in (abi.STACK_POINTER, 255))
+                          and not (f in ("P", "UP") and i == 7)}
                          | {("R", abi.RETURN_ADDRESS), ("R", abi.RETURN_ADDRESS + 1)})
         width = 2 if kind[1] == "f64" else 1
         n = 2 if kind[0] == "div" else 1
         args = [(abi.FIRST_ARGUMENT + width * k, width) for k in range(n)]
         _compiled[key] = Subroutine(fn.name, args, (abi.FIRST_ARGUMENT, width),
-                                    tuple(written) + abi.CLOBBERED_PREDICATES, c)
+                                    tuple(written), c)
     return _compiled[key]
 
 
