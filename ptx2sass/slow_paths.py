@@ -6,12 +6,14 @@ the range test rejects) and left with `RET.REL.NODEC`.
 ptxas 13.5.37 does the same on sm_75..sm_120 (nvdisasm of one kernel with all nine: one
 `$__internal_N_$__cuda_sm20_…`/`sm3x_…` subroutine each, called from every use), so each
 use costs its fast path and a call instead of a copy of the slow path (physics_sim
-lbm_d2q9: 541 instructions against ptxas's 425 while inlined).
+lbm_d2q9, two `div.rn.f32`: 514 instructions inlined, 439 called, ptxas's 425). Which
+kinds are called, and from how many uses on, is `MIN_USES` (measured: f32 kinds used twice
+or more; the rest stay inline).
 
 The convention is private (both sides ours, the subroutine compiled first): the operands
 in R4 up (64-bit ones in even pairs), the result back in R4 (R4:R5), the return address in
 R2:R3 as for out-of-line functions (ptx2sass.abi); the subroutine saves nothing, and the
-CALL instead names every register it writes as clobbered (with the predicates), so the
+CALL instead names every register and predicate it writes as clobbered, so the
 caller's allocator keeps values live across the call elsewhere. The subroutine is
 compiled from a one-instruction PTX function whose `SLOW_PATH` attribute makes isel/ieee.py
 select the slow path alone.
