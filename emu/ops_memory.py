@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
+from ptx2sass.encoder.model import NO_SCOREBOARD, ConstRef, Imm, Mem, Reg
 
 from . import fp
 from .errors import EmuFault
@@ -669,7 +669,10 @@ def op_depbar(w, s, active, mask):
         copies.commit(lanes)
         return
     sb = next((o.index for o in s.ins.operands if isinstance(o, Reg) and o.file == "SB"), None)
-    if sb == copies.sb:                     # a DEPBAR on another scoreboard waits for no copy
+    # A DEPBAR on another scoreboard waits for no copy. An LDGDEPBAR that names none (7) is
+    # ptxas -O0/-g's: it leaves every wait to the `DEPBAR.LE SB0, n` that follows (nvcc -G's
+    # cp.async code runs on the hardware), so any DEPBAR lands its groups.
+    if sb == copies.sb or copies.sb == NO_SCOREBOARD:
         keep = next((o.value for o in s.ins.operands if isinstance(o, Imm)), 0)
         copies.land(lanes, keep)
 

@@ -142,6 +142,9 @@ class IndexList:
 Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList
 
 
+NO_SCOREBOARD = 7      # a control code's scoreboard field naming none
+
+
 @dataclass(frozen=True)
 class Control:
     """The scheduling fields of bits 105..125."""
@@ -151,8 +154,8 @@ class Control:
     # reuse flags when it is 0: docs/isa-facts.md). Kept raw until the scheduler needs the
     # meaning; renaming it is an open item on the ISA issue.
     yield_: bool = False
-    wr_sb: int = 7          # 7 = no scoreboard
-    rd_sb: int = 7
+    wr_sb: int = NO_SCOREBOARD
+    rd_sb: int = NO_SCOREBOARD
     wait: int = 0           # bit i: wait on scoreboard i (0..5)
     reuse: int = 0          # bit i: reuse flag of source slot i
 

@@ -100,19 +100,23 @@ class _Inliner:
                 for d in st.declarators:
                     if d.name in kept:
                         self.pack(st, d)
+                    else:
+                        self.packed.pop(d.name, None)
             elif isinstance(st, ast.VariableDecl) and st.space == ".param":
                 out.append(self.param_as_reg(st))
                 params.update((d.name, TYPE_BITS.get(st.type, 0)) for d in st.declarators)
                 self.arrays.difference_update(d.name for d in st.declarators)
+                for d in st.declarators:
+                    self.packed.pop(d.name, None)
             elif isinstance(st, ast.VariableDecl) and st.space == ".reg":
                 out.append(st)
                 regs.update((d.name, st.type) for d in st.declarators)
             elif isinstance(st, ast.Block):
                 # a block's `.param` declarations end with it (nvcc reuses `retval0` for a
                 # struct in one call sequence and a scalar in the next)
-                outer_arrays = set(self.arrays)
+                outer_arrays, outer_packed = set(self.arrays), dict(self.packed)
                 out.append(self.body(st, params, stack, regs))
-                self.arrays = outer_arrays
+                self.arrays, self.packed = outer_arrays, outer_packed
             elif isinstance(st, ast.Instruction) and st.opcode == "call":
                 out.extend(self.inline_call(st, stack))
             elif isinstance(st, ast.Instruction) and st.opcode in ("ld", "st") and \
@@ -478,8 +482,11 @@ class _Inliner:
                 ast.Label(line=st.line, column=st.column, name=skip)]
 
     def out_of_line_function(self, item: ast.Function) -> ast.Function:
-        """An out-of-line function with `.reg` parameters and its body rewritten."""
+        """An out-of-line function with `.reg` parameters and its body rewritten. The
+        struct names of the function before end with it (nvcc names every function's result
+        `func_retval0`: a struct in one, a scalar in the next)."""
         self.fields, self.temps = {}, {}
+        self.arrays, self.packed = set(), {}
         shapes = iter(self.layouts[item.name])
         groups = []
         for group in (item.params, item.return_params):
@@ -538,6 +545,7 @@ class _Inliner:
                     continue          # inlined everywhere it is called
                 if item.body is not None:
                     self.fields, self.temps = {}, {}
+                    self.arrays, self.packed = set(), {}
                     body = self.body(item.body, {}, (item.name,))
                     item = dataclasses.replace(item, body=self.declare_extras(body, set()))
             items.append(item)
