@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ptx2sass import abi, grid_attributes, ir
+from ptx2sass import abi, grid_attributes, ir, slow_paths
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info, is_virtual_arch
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used, reg_reconfig,
                                             sparse_mma_mask)
@@ -381,10 +381,14 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         body, _ = _body_slots(compiled, "")
         keep = (abi.link_result_registers(fn) if abi.is_linkable(fn)
                 else abi.result_registers(fn.returns, fn.name)) | {STACK_POINTER, RZ.index}
-        written = sorted({i for s in body for f, i in s.writes if f == "R"} - keep)
+        # (a slow-path subroutine saves nothing: what its calls clobber is written here too)
+        clobbered = {i for b in mf.blocks for mi in b.instrs if mi.opcode == "CALL" and "REL" in mi.modifiers
+                     for f, i in mi.clobbers if f == "R"}
+        written = sorted(({i for s in body for f, i in s.writes if f == "R"} | clobbered) - keep)
         if abi.is_linkable(fn):        # a link target keeps only what the link convention asks
             written = [r for r in written if abi.link_target_saves(r)]
-        compiled.saves = [(r, frame.allocate(4, 4, f"save.R{r}")) for r in written]
+        if fn.attributes.get(slow_paths.SLOW_PATH) is None:    # (its callers keep nothing in those)
+            compiled.saves = [(r, frame.allocate(4, 4, f"save.R{r}")) for r in written]
     return compiled
 
 
@@ -597,12 +601,14 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     else:                          # a link target of relocatable output, compiled already
         kernel = functions[fn.name]
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
+    functions = {**slow_paths.compiled(info.name), **functions}     # (isel/ieee.py's subroutines)
     callees = [functions[name] for name in _reachable_callees(mf, functions, pointers)]
     frame_size = frame.size
     uses_descriptor = mf.uses_global_descriptor or any(c.mf.uses_global_descriptor for c in callees)
     mf.uses_global_descriptor = uses_descriptor
     for c in callees:          # a system call in one of them must restore the kernel's descriptor
-        c.mf.uses_global_descriptor |= uses_descriptor
+        if c.fn.attributes.get(slow_paths.SLOW_PATH) is None:    # (shared by every kernel; no calls)
+            c.mf.uses_global_descriptor |= uses_descriptor
     if fn.is_entry:
         slots: list[Slot] = _prologue(mf, info, frame_size)
     else:        # a link target reads the descriptor itself, then opens its frame and saves

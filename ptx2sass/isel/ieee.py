@@ -6,8 +6,9 @@ The shape is always the same: a fast path from a MUFU estimate refined by fused
 multiply-adds (Newton steps whose last rounding is the correct one), guarded by a cheap
 range test; lanes the test rejects (zero, subnormal, infinite, NaN operands, or exponents
 whose quotient or intermediate products could overflow or underflow) branch to a slow path.
-ptxas makes the slow path a subroutine after the kernel (CALL.REL / RET.REL); here it is
-inline, jumped over by the fast lanes (isel/flow.py), which computes the same values.
+ptxas makes the slow path a subroutine after the kernel (CALL.REL / RET.REL), and so does
+this module (`slow_path`, ptx2sass/slow_paths.py): the fast lanes branch over the call
+(isel/flow.py); under -g it stays inline.
 
 Why the steps are what they are (read off ptxas's output, then written here):
 * the fast path's FFMAs: e = 1 - b*r is exact-ish error of the reciprocal estimate r;
@@ -36,10 +37,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptx2sass.encoder.model import Imm
+from ptx2sass import abi, slow_paths
+from ptx2sass.encoder.model import Imm, Label
 from ptx2sass.encoder.sass_text import parse_operand
 from ptx2sass.isel.common import NOT_PT, PT, RZ
-from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MInstr, VOp
 
 SIGN = 0x80000000
 ABS = 0x7FFFFFFF
@@ -162,6 +164,48 @@ class IeeeFloat:
             mi = self.emit("MOV", (), [VOp(self.vreg(d), k), VOp(src.reg, k)], guarded=False)
             mi.guard = guard
 
+    # ------------------------------------------------------------------ slow paths
+    def slow_body(self) -> bool:
+        """Whether this function is a slow-path subroutine (ptx2sass/slow_paths.py): its one
+        instruction selects the slow path alone."""
+        return self.fn.attributes.get(slow_paths.SLOW_PATH) is not None
+
+    def slow_uses(self) -> dict:
+        """How many instructions of this function need each kind of slow path."""
+        if getattr(self, "_slow_uses", None) is None:
+            self._slow_uses = {}
+            for b in self.fn.blocks:
+                for ins in b.instrs:
+                    kind = slow_paths.kind_of(ins)
+                    if kind is not None:
+                        self._slow_uses[kind] = self._slow_uses.get(kind, 0) + 1
+        return self._slow_uses
+
+    def slow_path(self, kind, args: list, result: VOp, build) -> None:
+        """The slow path of `kind` for the lanes that reach here: `build()` inline (in the
+        subroutine itself, and under -g), else the operands into R4.., a call of the
+        kernel's subroutine (ptx2sass/slow_paths.py) and its result copied into `result`."""
+        if self.slow_body() or self.keep_order or not slow_paths.called(kind, self.slow_uses().get(kind, 0)):
+            return build()
+        sub = slow_paths.subroutine(kind, self.arch)
+        uses = []
+        for a, (reg, width) in zip(args, sub.args):
+            r = VOp(self.mf.fixed_vreg("R", reg, width))
+            self.emit(COPY, (), [r, a], guarded=False)
+            uses.append(r)
+        ra = self.mf.fixed_vreg("R", abi.RETURN_ADDRESS, 2)
+        self.emit(IMPLICIT_DEF, (), [VOp(ra)], guarded=False)
+        low = self.emit("MOV", (), [VOp(ra, 0), Imm(0)], guarded=False)
+        self.emit("MOV", (), [VOp(ra, 1), RZ], guarded=False)
+        d = VOp(self.mf.fixed_vreg("R", *sub.result))
+        self.out.append(MInstr("CALL", ("REL", "NOINC"), [d, Label(abi.label_of(sub.name)), *uses, VOp(ra)],
+                               1, None, self.line, clobbers=sub.clobbers, shown=(1,)))
+        if sub.name not in self.mf.calls:
+            self.mf.calls.append(sub.name)
+        back = self.start_block("ret")
+        low.operands[1] = Label(back.name)
+        self.emit(COPY, (), [result, d], guarded=False)
+
     # ------------------------------------------------------------------ entry points
     def ieee_f32_operands(self, ins) -> list[VOp]:
         return [self.src32(s) for s in ins.srcs]
@@ -263,6 +307,11 @@ class IeeeFloat:
         """Fast path: reciprocal estimate, one Newton step, quotient, one residual correction.
         FCHK flags the operand pairs for which that is not exact (see the module doc); the
         fast path is the same with and without .ftz, which only changes the slow path."""
+        if self.slow_body():
+            q, done = self.r32(), self.flow_block("div_done")
+            self.div_f32_slow(a, b, q, done, ftz)
+            self.flow_enter(done)
+            return q
         r, slow = self.r32(), self.pred()
         self.put("MUFU", "RCP", r, b)
         self.put("FCHK", "", slow, a, b)
@@ -273,7 +322,7 @@ class IeeeFloat:
         q = self.fma(r1, rem, q0)
         done = self.flow_block("div_done")
         self.flow_goto(done, when=no(slow))
-        self.div_f32_slow(a, b, q, done, ftz)
+        self.slow_path(("div", "f32", ftz), [a, b], q, lambda: self.div_f32_slow(a, b, q, done, ftz))
         self.flow_enter(done)
         return q
 
@@ -422,11 +471,15 @@ class IeeeFloat:
         reciprocal that is subnormal, or an infinite/NaN operand): MUFU.RCP and one Newton
         step, whose FFMA rounds correctly. (x + 3 << 23) & exponent-mask <= 3 << 23 picks
         exactly those four exponents."""
+        if self.slow_body():
+            res, done = self.r64_free32(), self.flow_block("rcp_done")
+            t = self.lop(self.add3(x, self.i(0x1800000)), self.i(F32_INF), RZ, AND)
+            self.rcp_f32_slow_ftz(x, t, res, done) if ftz else self.rcp_f32_slow(x, res, done)
+            self.flow_enter(done)
+            return res
         res, t, fast, done = self.rcp_f32_range_test(x)
-        if ftz:
-            self.rcp_f32_slow_ftz(x, t, res, done)
-        else:
-            self.rcp_f32_slow(x, res, done)
+        self.slow_path(("rcp", "f32", ftz), [x], res, lambda: self.rcp_f32_slow_ftz(x, t, res, done) if ftz
+                       else self.rcp_f32_slow(x, res, done))
         self.flow_goto(done)
         self.flow_enter(fast)
         self.rcp_newton(x, res)
@@ -528,13 +581,18 @@ class IeeeFloat:
     def sqrt_rn_f32(self, x: VOp, ftz: bool) -> VOp:
         """Fast path for positive normal x with exponent >= 26: s = x*rsqrt(x), then one
         correction s + (x - s*s) * rsqrt(x)/2 (the FFMA residual is exact)."""
+        if self.slow_body():
+            res, done = self.r64_free32(), self.flow_block("sqrt_done")
+            self.sqrt_f32_slow(x, res, done, ftz)
+            self.flow_enter(done)
+            return res
         y = self.r32()
         self.put("MUFU", "RSQ", y, x)
         slow = self.setp("ISETP", "GT.U32", self.add3(x, self.i(-0xD000000)), self.i(0x727FFFFF))
         res = self.r64_free32()
         fast, done = self.flow_block("sqrt_fast"), self.flow_block("sqrt_done")
         self.flow_goto(fast, when=no(slow))
-        self.sqrt_f32_slow(x, res, done, ftz)
+        self.slow_path(("sqrt", "f32", ftz), [x], res, lambda: self.sqrt_f32_slow(x, res, done, ftz))
         self.flow_goto(done)
         self.flow_enter(fast)
         s, h = self.r32(), self.r32()
@@ -656,6 +714,11 @@ class IeeeFloat:
         a's exponent is >= -126*8 (the high word read as a float is >= 2^-120, so a*rcp
         keeps full precision) and the result's high word, read as a float through FFMA
         0*b_hi + q_hi (NaN when b is infinite or NaN), is above the subnormal bound."""
+        if self.slow_body():
+            res, done = self.new_pair(), self.flow_block("ddiv_done")
+            self.div_f64_slow(a, b, res, done)
+            self.flow_enter(done)
+            return res
         y = self.pair(self.i(1), lambda d: self.put("MUFU", "RCP64H", d, hi(b)))
         a_ok = self.fsetp_hi("GEU", hi(a), 6.5827683646048100446e-37)
         y2 = self.rcp_refine64(b, y)
@@ -666,7 +729,7 @@ class IeeeFloat:
         fast = self.fsetp_hi("GT", t, self.TINY_HI, c=a_ok)
         done = self.flow_block("ddiv_done")
         self.flow_goto(done, when=fast)
-        self.div_f64_slow(a, b, res, done)
+        self.slow_path(("div", "f64", False), [a, b], res, lambda: self.div_f64_slow(a, b, res, done))
         self.flow_enter(done)
         return res
 
@@ -767,13 +830,18 @@ class IeeeFloat:
         """Fast path unless |x| is below ~2^-1022 or above ~2^1021 (its reciprocal would be
         subnormal), tested on the estimate's low word, which ptxas sets to x_hi + 0x300402:
         read as a float it is small exactly for those exponents."""
+        if self.slow_body():
+            res, done = self.new_pair(), self.flow_block("drcp_done")
+            self.rcp_f64_slow(x, res, done)
+            self.flow_enter(done)
+            return res
         y = self.pair(None, lambda d: self.put("MUFU", "RCP64H", d, hi(x)))
         self.add3(hi(x), self.i(0x300402), into=lo(y))
         ok = self.setp("FSETP", "GEU", mag(lo(y)), self.f(5.8789094863358348022e-39))
         res = self.rcp_refine64(x, y)
         done = self.flow_block("drcp_done")
         self.flow_goto(done, when=ok)
-        self.rcp_f64_slow(x, res, done)
+        self.slow_path(("rcp", "f64", False), [x], res, lambda: self.rcp_f64_slow(x, res, done))
         self.flow_enter(done)
         return res
 
@@ -818,10 +886,12 @@ class IeeeFloat:
         s = self.dmul(x, y2)
         r = self.dfma(s, neg(s), x)
         yh = self.pair(lo(y2), lambda h: self.add3(hi(y2), self.i(-0x100000), into=h))   # y2 / 2
-        res = self.dfma(r, yh, s)
+        body = self.slow_body()       # the subroutine: the steps above, then the slow path
+        res = self.new_pair() if body else self.dfma(r, yh, s)
         done = self.flow_block("dsqrt_done")
-        self.flow_goto(done, when=no(slow))
-        self.sqrt_f64_slow(x, lo(y), s, r, yh, res, done)
+        if not body:
+            self.flow_goto(done, when=no(slow))
+        self.slow_path(("sqrt", "f64", False), [x], res, lambda: self.sqrt_f64_slow(x, lo(y), s, r, yh, res, done))
         self.flow_enter(done)
         return res
 
