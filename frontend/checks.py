@@ -1479,6 +1479,11 @@ class Checker:
                 if m in (".release", ".acquire", ".relaxed"):
                     problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
                                     ".version 8.0 or later")
+        if op == "cp" and ".tensor" in ins.modifiers:
+            from ptx2sass.frontend import tensor_copy_checks
+            problems += tensor_copy_checks.target_problems(ins.modifiers, self.target_name, self.target_sm)
+        if op in ("cp", "multimem") and ".cp_mask" in ins.modifiers and self.target_sm < 100:
+            problems.append("Feature '.cp_mask' requires .target sm_100 or higher")
         if op == "tcgen05" and not tcgen05.supported(ins, self.target_name, self.target_sm):
             return [p for p in problems if "requires .target" not in p] + \
                 tcgen05.target_problems(ins, self.target_name, self.version)
