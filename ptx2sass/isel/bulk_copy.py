@@ -196,7 +196,7 @@ class BulkCopySelection:
             mask = srcs.pop() if srcs else None
             if not self.arch.tensor_multicast or reduce or not mbar or dst_space == "global":
                 raise self.unsupported(f"`cp.{'.'.join(mods)}` on {self.arch.name}")
-        if byte_mask and (reduce or dst_space != "global" or MARK in mods):
+        if byte_mask and (reduce or dst_space != "global"):
             raise self.unsupported(f"`cp.{'.'.join(m for m in mods if m != MARK)}`")
         if len(srcs) != (4 if mbar else 3) or any(m.startswith("multicast") and m != "multicast::cluster"
                                                    for m in mods):
