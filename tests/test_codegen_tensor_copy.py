@@ -218,6 +218,17 @@ def test_emulator_faults_by_name_on_tensor_copies():
         run(ours, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
 
 
+@pytest.mark.parametrize("case,opcode", [("gather4_lane", "UTMALDG"), ("w128", "UTMALDG"),
+                                         ("scatter4", "UTMASTG"), ("scatter4_add", "UTMASTG")])
+def test_emulator_faults_by_name_on_sm100a_modes(case, opcode):
+    """gather4's four rows, scatter4's, im2col::w's window: what they read and write is the
+    tensor map's box, layout and element size, in the driver's undocumented 128 bytes; the
+    PTX ISA names the rows but not the map, so the emulator refuses these copies by name too."""
+    ours = codegen.compile_ptx(kernel(case, "sm_100a"), "sm_100a")
+    with pytest.raises(EmuFault, match=f"{opcode} .*tensor map"):
+        run(ours, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
+
+
 FENCES = """.version {v}
 .target {arch}
 .address_size 64
