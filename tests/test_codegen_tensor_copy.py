@@ -91,7 +91,8 @@ CASES = {
     "prefetch_hint": "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint [%rd1, {%r2, %r3}], %pol;",
     "prefetch_guarded": "@%p cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r2, %r3}];",
 }
-ARCHS = {"sm_90": "8.0", "sm_100": "8.7", "sm_120": "8.7", "sm_100a": "8.7", "sm_120a": "8.7"}
+ARCHS = {"sm_90": "8.0", "sm_100": "8.7", "sm_120": "8.7", "sm_100a": "8.7", "sm_120a": "8.7",
+         "sm_103a": "9.0", "sm_110a": "9.0", "sm_100f": "9.0"}
 G4 = ".tile::gather4"
 # the sm_100a modes (PTX 8.6; refused by name before branch tensor33): gather4 / scatter4 (a
 # column and four rows), im2col::w[::128] ({wHalo, wOffset}), cta_group::1/2
@@ -203,6 +204,13 @@ def test_sm100a_modes_roles_match_ptxas(case, monkeypatch):
     and modifiers (`.GATHER4`, `.SCATTER4`, `.W`, `.W128`, `.2CTA`), and the values in each
     role (the five coordinates, wHalo + (wOffset << 11) | mask << 16 ...), issue by issue."""
     _check(case, "sm_100a", monkeypatch)
+
+
+@pytest.mark.parametrize("arch", ["sm_103a", "sm_110a", "sm_100f"])
+@pytest.mark.parametrize("case", ["gather4_pair", "w128", "scatter4_add", "tile_multicast_pair"])
+def test_sm100a_modes_on_the_other_sm100a_like_targets(case, arch, monkeypatch):
+    """ptxas takes the modes on sm_103a/f and sm_110a/f too (PTX 9.0), with the same SASS."""
+    _check(case, arch, monkeypatch)
 
 
 @pytest.mark.parametrize("case", ["gather4_cta", "w_cta"])
