@@ -12,6 +12,11 @@ UBLKRED, UBLKPF) run once per warp from uniform registers. ptxas therefore loops
   operand tuple: one instruction where the operands are uniform, else the R2UR/R2UR.OR
   loop over the lanes' distinct values (isel/mbarrier.py's `uniform_loop_values`).
 
+`.multicast::cluster` (sm_90a/sm_100a: UBLKCP.S.G.MULTICAST) and `.cp_mask` (sm_100+:
+UBLKCP.G.S.DST_G_BYTE_MASK) put their 16-bit mask into the size register's high half, as
+ptxas 13.5 does (size/16 | mask << 16); sm_120's multicast, which ptxas writes as a call to
+a routine of the driver's, is refused.
+
 Operands (fixed uniform registers, live only inside one selection): the destination pair
 UR8:UR9 (a global address, or the shared::cluster address and the mbarrier's), the
 source UR10[:UR11], the size in 16-byte units UR12, the cache policy UR14:UR15. A shared

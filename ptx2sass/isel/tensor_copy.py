@@ -21,6 +21,7 @@ rows: five coordinates in the block, a column and four rows), `.tile::scatter4` 
 its operation in no bit, issued by the reduction's ELECT loop), `.im2col::w` `.W` and
 `::w::128` `.W128`, `.cta_group::2` a trailing `.2CTA` (`::1` nothing): e.g.
 `UTMALDG.2D.GATHER4.MULTICAST.2CTA`.
+
 A load and a reduction run once per lane (the ELECT loop: the mbarrier must see every
 lane's bytes, a reduction every lane's data), a store and a prefetch once per distinct
 tuple of operands (R2UR/R2UR.OR), as isel/bulk_copy.py does for UBLKCP.
