@@ -72,6 +72,9 @@ CASES = {
     "load_im2col3": f"{L}.3d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4}}], [%bar], {{%h1}};",
     "load_im2col4": f"{L}.4d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}};",
     "load_im2col5": f"{L}.5d{LOAD}.im2col{MB} [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar], {{%h2, %h1, %h2}};",
+    # offsets past their 5 bits: ptxas's sum (off0 + off1 << 5 + off2 << 10), not masked
+    # fields (found by tools/tensor_copy_variants, branch tensor33)
+    "load_im2col5_wide": f"{L}.5d{LOAD}.im2col{MB} [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar], {{0x31f4, 6433, 29762}};",
     "load_im2col_multicast": f"{L}.4d{LOAD}.im2col{MB}.multicast::cluster [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}}, %h2;",
     # guarded (%p: threads 0-19, none of the second warp's): a branch around, as ptxas
     "load_guarded": f"@%p {L}.2d{LOAD}{MB} [%sa], [%rd1, {{%r2, %r3}}], [%bar];",

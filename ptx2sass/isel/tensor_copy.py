@@ -216,9 +216,11 @@ class TensorCopySelection:
         known_mask = self.known_constant(mask) if mask is not None else 0
         if None not in values and known_mask is not None:
             low = 0
-            if w_mode:          # a sum: wHalo's bits above the 11th carry into wOffset's
-                low = values[0] + (values[1] << W_SHIFT)
-            else:
+            if w_mode or len(values) == 3:
+                # a sum, as ptxas's IMADs (ULEA for constants): an offset's bits above its
+                # field carry into the next one's (im2col::w; 5D's three 5-bit offsets)
+                low = sum(v << (k * bits) for k, v in enumerate(values))
+            else:               # PRMT's bytes (4D), the one 16-bit offset (3D)
                 for k, v in enumerate(values):
                     low |= (v & ((1 << bits) - 1)) << (k * bits)
             word = (low & 0xFFFF) | (known_mask & 0xFFFF) << 16
