@@ -520,3 +520,14 @@ def test_sm100a_modes_refused_by_target_in_ptxas_words(line, arch):
     got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
            if "error   :" in l]
     assert got == want
+
+
+@pytest.mark.parametrize("seed", range(0, 100, 10))
+def test_random_sm100a_mode_spellings_match_ptxas(seed):
+    """A sample of tools/tensor_copy_variants (random spellings of the sm_100a modes: the
+    verdict, a refusal's messages, each issue's roles), seeds 0:100 step 10."""
+    import random
+
+    from tools import tensor_copy_variants as tcv
+    status, detail = tcv.check(tcv.variant(random.Random(seed)), "sm_100a")
+    assert status in ("match", "both-refused"), detail
