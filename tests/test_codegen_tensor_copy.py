@@ -504,6 +504,11 @@ TARGET_REFUSALS = [
     ("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w [%rd1, {1, 2, 3}], {6, 7};", "sm_90a"),
     ("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128 [%rd1, {1, 2, 3, 4}], {6, 7};", "sm_120a"),
     ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd1], [sbuf], 256, 0x1234;", "sm_90a"),
+    # a multicast into shared::cta (main compiled these; found by tools/tensor_copy_variants)
+    (f"{L}.2d.shared::cta.global{MB}.multicast::cluster [sbuf], [%rd1, {{1, 2}}], [mbar], %h1;", "sm_100a"),
+    (f"{L}.2d.shared::cta.global{G4}{MB}.multicast::cluster [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar], %h1;", "sm_90a"),
+    (f"{L}.3d.shared::cta.global.im2col::w{MB}.multicast::cluster [sbuf], [%rd1, {{1, 2, 3}}], [mbar], {{6, 7}}, 5;", "sm_100a"),
+    ("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.multicast::cluster [sbuf], [%rd1], 256, [mbar], 5;", "sm_90a"),
 ]
 
 
