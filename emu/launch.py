@@ -573,40 +573,47 @@ class Launch:
                 machine.release()
 
 
-# `run`'s loaded programs by cubin bytes, kernel and decoder, most recent last: a caller that
-# passes the same cubin launch after launch pays for parsing and decoding once or twice.
-# A program is kept from its key's second sight on (`_SEEN` holds the hashes of the last
-# keys seen): keeping every program costs a caller that never repeats a cubin ~25% of each
-# launch's CPU time (measured; the objects a program is made of outlive the collector's young
-# generations then). Only `run` uses these (it hands no program out, so none can be changed
-# by a caller); a program keeps what its launches made (decoded steps, specialised forms,
-# launch-shape templates), as one a caller keeps and passes as `program=` does.
+# `run`'s loaded programs by cubin bytes, kernel and decoder: a caller that passes the same
+# cubin launch after launch pays for parsing and decoding once. The last program loaded is
+# kept (`_LAST`), and, in `_PROGRAMS` (most recent last, bounded), one whose key was seen
+# before (`_SEEN` holds the hashes of the last keys seen). Keeping every program would cost a
+# caller that never repeats a cubin ~25% of each launch's CPU time (measured: the collector
+# scanning the kept programs' objects). Only `run` uses these (it hands no program out, so
+# none can be changed by a caller); a program keeps what its launches made (decoded steps,
+# specialised forms, launch-shape templates), as one a caller keeps and passes as
+# `program=` does.
 _PROGRAMS: dict = {}
 _SEEN: dict = {}
+_LAST: tuple = (None, None)        # (key, program) of the last load
 PROGRAM_CACHE_SIZE = 8
 SEEN_SIZE = 16
 
 
 def _loaded(cubin, kernel: str | None, decoder) -> KernelProgram:
-    """`load_program(cubin, kernel, decoder)`, kept in `_PROGRAMS` (bounded) once its key
-    has been seen before."""
+    """`load_program(cubin, kernel, decoder)`: the last one loaded kept, and in `_PROGRAMS`
+    (bounded) one whose key has been seen before."""
+    global _LAST
     decoder = decoder or loader.codec_decoder      # what load_program decodes with now
     try:
         key = (bytes(cubin), kernel, decoder)
         program = _PROGRAMS.pop(key, None)
+        if program is None and _LAST[0] == key:
+            program = _LAST[1]                  # launched again: kept from now on
+            _SEEN.pop(hash(key), None)
         h = hash(key)
     except TypeError:                   # an unhashable decoder: loaded each time
         return load_program(cubin, kernel, decoder)
     if program is None:
         with gc_paused():
             program = load_program(cubin, kernel, decoder)
+        _LAST = (key, program)
         if _SEEN.pop(h, None) is None:          # first sight: remembered, not kept
             if len(_SEEN) >= SEEN_SIZE:
                 del _SEEN[next(iter(_SEEN))]
             _SEEN[h] = True
             return program
-        if len(_PROGRAMS) >= PROGRAM_CACHE_SIZE:
-            del _PROGRAMS[next(iter(_PROGRAMS))]
+    if key not in _PROGRAMS and len(_PROGRAMS) >= PROGRAM_CACHE_SIZE:
+        del _PROGRAMS[next(iter(_PROGRAMS))]
     _PROGRAMS[key] = program
     return program
 
