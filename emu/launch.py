@@ -589,6 +589,15 @@ PROGRAM_CACHE_SIZE = 8
 SEEN_SIZE = 16
 
 
+def forget_programs() -> None:
+    """Drop `run`'s kept programs (a test that changes the emulator's code between launches
+    of one cubin needs the next launch to load and decode afresh)."""
+    global _LAST
+    _PROGRAMS.clear()
+    _SEEN.clear()
+    _LAST = (None, None)
+
+
 def _loaded(cubin, kernel: str | None, decoder) -> KernelProgram:
     """`load_program(cubin, kernel, decoder)`: the last one loaded kept, and in `_PROGRAMS`
     (bounded) one whose key has been seen before."""
