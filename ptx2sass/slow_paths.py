@@ -1,5 +1,6 @@
 """The slow paths of the IEEE sequences (isel/ieee.py: `div.rn`, `rcp.rn`, `sqrt.rn` on f32,
-with and without .ftz, and on f64) as subroutines: one copy per kernel that uses them,
+with and without .ftz, and on f64) and 64-bit integer `div`/`rem` by a register
+(isel/intdiv.py) as subroutines: one copy per kernel that uses them,
 after its code, reached with `CALL.REL.NOINC` from each use's fast path (only by the lanes
 the range test rejects) and left with `RET.REL.NODEC`.
 
@@ -50,7 +51,11 @@ NAMES = {
 # even for one): one use gains no code from a call and pays its moves, its return and its
 # register constraints. f64 kinds stay inline (None): called, they cost SM cycles on the
 # corpora (complex_double_ops +4%, special_f64 +3%; A/B in docs/STATUS.md, branch divsub33).
-MIN_USES = {"f32": 2, "f64": None, "u64": 2, "s64": 2}
+# 64-bit integer division stays inline too: called from the second use on, it cost SM
+# cycles (tinygrad mod_uint64 E_125_2_4, four independent `rem.u64`: 1831 -> 2045, the
+# inline copies interleave and the calls do not; dsp_fixed sqrt_q16 2409 -> 2444; branch
+# idiv33).
+MIN_USES = {"f32": 2, "f64": None, "u64": None, "s64": None}
 
 
 def called(kind, uses: int) -> bool:
@@ -87,10 +92,17 @@ INTEGER = ("u64", "s64")
 _compiled: dict = {}          # (arch name, kind) -> Subroutine
 
 
+def _order(kind, n: int) -> list:
+    """The operands in the order the subroutine receives them: an integer division takes
+    its divisor first (R4:R5, where its body's allocation wants it: with the dividend
+    there, each call began with six moves swapping the two pairs)."""
+    return [1, 0] if kind[1] in INTEGER else list(range(n))
+
+
 def _text(kind, arch: str) -> str:
     opcode, ty, ftz = kind
     n = 2 if opcode in ("div", "rem") else 1
-    params = ", ".join(f".reg .{ty} %a{k}" for k in range(n))
+    params = ", ".join(f".reg .{ty} %a{k}" for k in _order(kind, n))
     srcs = ", ".join(f"%a{k}" for k in range(n))
     mods = ".rn.ftz" if ftz else "" if ty in INTEGER else ".rn"
     return (f".version 9.0\n.target {arch}\n.address_size 64\n"
@@ -119,7 +131,8 @@ def subroutine(kind, info) -> Subroutine:
                          | {("R", abi.RETURN_ADDRESS), ("R", abi.RETURN_ADDRESS + 1)})
         width = 2 if kind[1] in ("f64", *INTEGER) else 1
         n = 2 if kind[0] in ("div", "rem") else 1
-        args = [(abi.FIRST_ARGUMENT + width * k, width) for k in range(n)]
+        order = _order(kind, n)
+        args = [(abi.FIRST_ARGUMENT + width * order.index(k), width) for k in range(n)]
         _compiled[key] = Subroutine(fn.name, args, (abi.FIRST_ARGUMENT, width),
                                     tuple(written), c)
     return _compiled[key]

@@ -1,8 +1,9 @@
 """64-bit `div`/`rem` by a register as one subroutine per kernel (ptx2sass/slow_paths.py),
 as ptxas 13.5.37 writes them on sm_75..sm_120: each use a `CALL.REL.NOINC` of
-`__cuda_sm20_{div,rem}_{u,s}64`, the subroutine's code once after the kernel. Ours calls a
-kind from its second use on (`slow_paths.MIN_USES`); a div and rem of the same operands
-keep their shared inline expansion (isel/intdiv.py), constant divisors their compile-time
+`__cuda_sm20_{div,rem}_{u,s}64`, the subroutine's code once after the kernel. Ours keeps
+them inline by default (`slow_paths.MIN_USES`: the calls cost SM cycles on the corpora);
+here they are called from a kind's second use on. A div and rem of the same operands keep
+their shared inline expansion (isel/intdiv.py), constant divisors their compile-time
 estimate.
 
 Expected values: ptxas's cubin run in the emulator on the same edge inputs (0, ±1, powers of
@@ -14,10 +15,17 @@ import re
 import numpy as np
 import pytest
 
-from ptx2sass import codegen, oracle
+from ptx2sass import codegen, oracle, slow_paths
 from test_codegen_divrem64 import KERNEL, _inputs, _run
 
 KINDS = [(op, t) for op in ("div", "rem") for t in ("u64", "s64")]
+CALLED = {"u64": 2, "s64": 2}
+
+
+@pytest.fixture
+def called(monkeypatch):
+    """The integer kinds called from their second use on (inline by default)."""
+    monkeypatch.setattr(slow_paths, "MIN_USES", {**slow_paths.MIN_USES, **CALLED})
 
 
 def _kernel(ops: str, arch: str) -> str:
@@ -39,7 +47,7 @@ def _calls(sass: str) -> list[str]:
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90", "sm_120"])
 @pytest.mark.parametrize("op,t", KINDS)
-def test_called_divrem64_matches_ptxas(op, t, arch):
+def test_called_divrem64_matches_ptxas(op, t, arch, called):
     ptx = _kernel(_two_uses(op, t), arch)
     ours = _compile(ptx, arch)
     assert len(_calls(oracle.nvdisasm(ours))) == 2
@@ -55,9 +63,10 @@ def test_called_divrem64_matches_ptxas(op, t, arch):
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_100"])
-def test_one_subroutine_per_kind_like_ptxas(arch):
-    """Each kind used twice: ptxas calls four subroutines twice each, so do we, each
-    subroutine's code once, one RET each."""
+def test_one_subroutine_per_kind_like_ptxas(arch, monkeypatch):
+    """Each kind used twice: ptxas calls four subroutines twice each; ours none by default,
+    and with the kinds called the same four twice each, each subroutine's code once, one
+    RET each."""
     def uses(op, t):        # (rem's divisor another value: a div and rem pair stays inline)
         d = "%rd6" if op == "div" else "%rd12"
         return (f"{op}.{t} %rd10, %rd5, {d};\n{op}.{t} %rd11, {d}, %rd5;\n"
@@ -66,6 +75,8 @@ def test_one_subroutine_per_kind_like_ptxas(arch):
     ptx = _kernel("mov.u64 %rd7, 0;\nmov.u64 %rd8, 0;\nadd.s64 %rd12, %rd6, 1;\n" + ops, arch)
     theirs = _calls(oracle.nvdisasm(oracle.ptxas(ptx, arch).output))
     assert len(set(theirs)) == 4 and len(theirs) == 8
+    assert _calls(oracle.nvdisasm(_compile(ptx, arch))) == []
+    monkeypatch.setattr(slow_paths, "MIN_USES", {**slow_paths.MIN_USES, **CALLED})
     sass = oracle.nvdisasm(_compile(ptx, arch))
     ours = _calls(sass)
     assert sorted(ours) == sorted(theirs)
