@@ -29,7 +29,8 @@ def called(monkeypatch):
 
 
 def _kernel(ops: str, arch: str) -> str:
-    return KERNEL.replace("OPS", ops).replace(".target sm_89", f".target {arch}").replace(".version 8.0", ".version 8.8")
+    return (KERNEL.replace("OPS", ops).replace(".target sm_89", f".target {arch}")
+            .replace(".version 8.0", ".version 8.8"))
 
 
 def _two_uses(op: str, t: str) -> str:
