@@ -37,7 +37,7 @@ class VReg:
         return f"%{self.cls.lower()}{self.id}" + (f"x{self.width}" if self.width > 1 else "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VOp:
     """A register operand on a virtual register: the whole register (`part` None) or one
     32-bit part of a wide one; `neg`/`abs`/`inv`/`suffix` as on `encoder.model.Reg`."""
@@ -53,7 +53,7 @@ class VOp:
         return self.reg.width if self.part is None else 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VMem:
     """A memory address on a virtual base register: `[%r.64+offset]` (`wide`) or `[%r+offset]`;
     the base may also be a physical register (the stack pointer R1, RZ) or None (`[imm]`)."""
