@@ -22,7 +22,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, forget_register_operands
 from ptx2sass.opt import optimise
 from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.loop_yield import insert_loop_yields
@@ -628,6 +628,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots += _callee_prologue(kernel)
     body_lines = body_lines or {}
     _with_line(slots, body_lines.get(fn.name))
+    for c in (kernel, *callees):
+        forget_register_operands(c.mf)
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
     slots[0].labels.insert(0, abi.ENTRY_LABEL)

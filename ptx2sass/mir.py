@@ -170,6 +170,15 @@ class MFunction:
 _NO_REGISTER = frozenset({Reg, Imm, SpecialReg, Label, Reloc, IndexList, str, int})   # exact types
 
 
+def forget_register_operands(mf: MFunction) -> None:
+    """Drop the answers `register_operands` keeps on `mf`'s instructions (for when the
+    passes that ask are done: they are ~0.5 KB an instruction, and the instructions live
+    until the cubin is written)."""
+    for b in mf.blocks:
+        for ins in b.instrs:
+            ins.__dict__.pop("_register_operands", None)
+
+
 def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:
     """(operand index, VOp, is_def) for every virtual register the instruction names,
     including address bases and the guard (index -1). A list, not a generator: the

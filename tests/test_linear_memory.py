@@ -100,3 +100,14 @@ def test_frozen_slots_record_fills_its_fields():
     assert pickle.loads(pickle.dumps(_Slotted(3, (1,)))) == _Slotted(3, (1,))
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.a = 2
+
+
+def test_forgotten_register_operands_are_worked_out_again():
+    from ptx2sass.mir import forget_register_operands, register_operands
+    (fn,) = _block(3)
+    ins = fn.blocks[0].instrs[3]
+    first = register_operands(ins)
+    assert "_register_operands" in ins.__dict__
+    forget_register_operands(fn)
+    assert all("_register_operands" not in i.__dict__ for i in fn.blocks[0].instrs)
+    assert register_operands(ins) == first == [(0, ins.operands[0].base, False), (1, ins.operands[1], False)]
