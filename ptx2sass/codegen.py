@@ -22,7 +22,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, forget_register_operands
 from ptx2sass.opt import optimise
 from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.loop_yield import insert_loop_yields
@@ -98,13 +98,23 @@ class KernelCode:
         self.warp_sync_offsets: list[int] = []    # COOP_GROUP_INSTR_OFFSETS
 
 
+# (file, index, neg, abs, inv, suffix) -> its Reg: a Reg is immutable, so one serves every
+# operand that names that register so (a kernel's code made one per operand: 12,000 of
+# lineops:4000's 31 MB traced at its peak)
+_PHYSICAL: dict[tuple, Reg] = {}
+
+
 def _physical(op, colors, mf: MFunction):
     if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
         return replace(op, ureg=_physical(op.ureg, colors, mf))
     if isinstance(op, VOp):
         base = colors[op.reg.id] + (op.part or 0)
-        file = op.reg.cls
-        return Reg(file, base, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix)
+        key = (op.reg.cls, base, op.neg, op.abs, op.inv, op.suffix)
+        reg = _PHYSICAL.get(key)
+        if reg is None:
+            reg = _PHYSICAL[key] = Reg(op.reg.cls, base, neg=op.neg, abs=op.abs, inv=op.inv,
+                                       suffix=op.suffix)
+        return reg
     if isinstance(op, VMem):
         base = None
         if op.base is not None:
@@ -125,13 +135,20 @@ def _physical(op, colors, mf: MFunction):
     return op
 
 
+# (file, index) -> that tuple: one per register for every instruction's reads and writes
+# (they live until the schedule is written: 3 new tuples a statement of lineops:40000)
+_PAIRS: dict[tuple, tuple] = {}
+
+
 def _footprint(mi: MInstr, colors, mf: MFunction):
     reads, writes = [], []
     for i, op in enumerate(mi.operands):
         if isinstance(op, VOp):
-            base = colors[op.reg.id] + (op.part or 0)
-            regs = [(op.reg.cls, base + k) for k in range(max(op.width, mi.widths.get(i, 1)))]
-            (writes if i < mi.ndefs else reads).extend(regs)
+            base, cls = colors[op.reg.id] + (op.part or 0), op.reg.cls
+            into = writes if i < mi.ndefs else reads
+            for k in range(max(op.width, mi.widths.get(i, 1))):
+                pair = (cls, base + k)
+                into.append(_PAIRS.setdefault(pair, pair))
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
         elif isinstance(op, Reg) and op.gdesc:        # wgmma's descriptors: A's pair, B's pair
@@ -617,6 +634,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots += _callee_prologue(kernel)
     body_lines = body_lines or {}
     _with_line(slots, body_lines.get(fn.name))
+    for c in (kernel, *callees):
+        forget_register_operands(c.mf)
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
     slots[0].labels.insert(0, abi.ENTRY_LABEL)
