@@ -89,6 +89,11 @@ DEFER_COST = 0.01
 TRIM_COST = 0.02
 TRIM_STEP = 8
 TRIM_FLOOR = 16
+CHAIN_COST: float | None = 0.02
+CHAIN_ABOVE = 32
+CHAIN_WIDTHS = (1, 2, 3, 4)
+import os as _os
+_DEBUG = bool(_os.environ.get("REGS33_DEBUG"))
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -344,7 +349,8 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
                      register_limit: int | None = None, p_ids: set[int] | None = None,
-                     predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None) -> list[MInstr]:
+                     predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None,
+                     chains: int | None = None) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -354,7 +360,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit, defer)
+                                          register_limit, p_ids, predicate_limit, defer, chains)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
@@ -362,7 +368,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit, defer):
+                                          register_limit, p_ids, predicate_limit, defer, chains):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -380,7 +386,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                register_limit: int | None = None,
                                p_ids: set[int] | None = None,
                                predicate_limit: int = PREDICATE_LIMIT,
-                               defer: int | None = None) -> list[MInstr]:
+                               defer: int | None = None,
+                               chains: int | None = None) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
     load waits for the FMA that consumes an earlier load), as long as one is on its way.
@@ -540,10 +547,70 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         for v in pdefs[j]:
             if readers.get(v, 0) > 0 or v in live_after:
                 live_p.add(v)
+    if chains is not None:
+        choose, issued = _chain_choice(region, succs, live_after, chains, fits, choose, issued)
     units = [lat.queue_of(ins.opcode) for ins in region]
     return [region[j] for j in issue_order(succs, npreds, height, choose, issued, units=units,
                                            occupancy=lat.UNIT_OCCUPANCY,
                                            clock=clock if deferring else None)]
+
+
+def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: int, fits, choose, issued):
+    """`choose` and `issued` for the chain order: each instruction belongs to the earliest
+    of the region's outputs it feeds (a store, a value live after the region, anything not
+    pure), and only the instructions of the first `chains` outputs not yet issued may go
+    (loads always may: their latency is the one worth covering), in latency order among
+    themselves; the others wait while one of those is on its way. Equal chains (four
+    unrolled hashes, each ending in its store) are then computed `chains` at a time, the
+    next starting as one ends, instead of all side by side with every one's values live."""
+    n = len(region)
+    sink = [False] * n
+    for j, ins in enumerate(region):
+        defs = [op.reg.id for _, op, d in register_operands(ins) if d]
+        sink[j] = (not defs or not (ins.opcode in PURE or ins.opcode in (COPY, IMPLICIT_DEF))
+                   or any(v in live_after for v in defs))
+    rank = [n] * n
+    for i in range(n - 1, -1, -1):
+        rank[i] = min([i if sink[i] else n] + [rank[k] for k, _ in succs[i]])
+    pending = sorted(j for j in range(n) if sink[j])
+    gone: set[int] = set()
+
+    def limit() -> int:
+        while pending and pending[0] in gone:
+            pending.pop(0)
+        k, seen = 0, 0
+        for j in pending:
+            if j not in gone:
+                seen += 1
+                if seen == chains:
+                    return j
+        return n
+
+    def allowed(j: int, top: int) -> bool:
+        return rank[j] <= top or region[j].opcode in LOADS
+
+    def chain_choose(ready, waiting, pop):
+        top = limit()
+        passed, best = [], None
+        while ready:
+            item = heapq.heappop(ready)
+            if allowed(item[1], top) and fits(item[1]):
+                best = item
+                break
+            passed.append(item)
+        for item in passed:
+            heapq.heappush(ready, item)
+        if best is not None:
+            return best[1]
+        if any(allowed(j, top) for _, _, j in waiting):
+            return None
+        return choose(ready, waiting, pop)
+
+    def chain_issued(j: int) -> None:
+        if sink[j]:
+            gone.add(j)
+        issued(j)
+    return chain_choose, chain_issued
 
 
 def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel, width: dict[int, int],
@@ -856,7 +923,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
 
-        def ordered(p_limit, cap=None, defer=None):
+        def ordered(p_limit, cap=None, defer=None, chains=None):
             """The latency order (capped at `cap` registers) keeping at most `p_limit`
             predicates live where it can. Above PREDICATE_LIMIT, an order that went past it
             (only compares were ready, the guards they lead to waiting for them) is made
@@ -866,7 +933,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                                       lambda region, after, before: _schedule_region(
                                           region, vfile, lat, after, before, tied,
                                           width if cap is not None or defer is not None else None,
-                                          cap, p_ids, p_cap, defer))
+                                          cap, p_ids, p_cap, defer, chains))
             got = once(p_limit)
             if p_limit > PREDICATE_LIMIT and got != b.instrs:
                 over = _pressure(got, units_out[bi], preds, fresh, live_count=p_count) - p_limit
@@ -943,6 +1010,21 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     trimmed_pressure = _pressure(trimmed, units_out[bi], width, fresh, r_units, count)
                     if trimmed_pressure < after and _in_order_cycles(trimmed, vfile, lat, FAR_LOAD) <= limit_far:
                         out, after = trimmed, trimmed_pressure
+                        break
+            if CHAIN_COST is not None and after > CHAIN_ABOVE and out != b.instrs:
+                # whole chains a few at a time (`_chain_choice`): kept where that needs fewer
+                # registers for no more than CHAIN_COST of the in-order estimate
+                limit_far = (1 + CHAIN_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)
+                for width_ in CHAIN_WIDTHS:
+                    chained = ordered(p_limit, chains=width_)
+                    if chained == out or chained == b.instrs:
+                        continue
+                    chained_pressure = _pressure(chained, units_out[bi], width, fresh, r_units, count)
+                    est = _in_order_cycles(chained, vfile, lat, FAR_LOAD)
+                    if _DEBUG:
+                        print("chains", width_, "pressure", chained_pressure, "est", est, "vs", after, limit_far / (1 + CHAIN_COST))
+                    if chained_pressure < after and est <= limit_far:
+                        out, after = chained, chained_pressure
                         break
             if out == b.instrs:
                 return None

@@ -1,0 +1,83 @@
+"""Wide registers that are only ever touched part by part, split into one register per part.
+
+Selection keeps a 64-bit PTX value in a pair even where every instruction that writes or
+reads it takes one 32-bit half (a 64-bit xor, shift or multiply is two 32-bit operations:
+`SHF.R.U64 %z.0, ...; SHF.R.U32.HI %z.1, ...`). A pair must sit at an even register with
+its two halves side by side, so colouring loses registers to alignment and copies a
+half into place (`IMAD.WIDE.U32` writes its own pair, whose low half then moves into the
+product's pair). ptxas keeps such a value's halves in any two registers (bits_hash
+splitmix_xorshift: `IMAD.WIDE.U32 R8, ...; IMAD.IADD R13, R9, 0x1, R3;
+SHF.R.U64 R9, R8, 0x1b, R13`).
+
+A register of the R file is split when every operand naming it names one part (or it is
+an `IMPLICIT_DEF`'s result, the start of a value built in parts), no instruction gives it
+an extra footprint (`MInstr.widths`) and it is not precoloured. Each part becomes a
+register of its own; an `IMPLICIT_DEF` stays only for the parts some guarded instruction
+writes (there the old value still flows through), the other parts being written whole.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ptx2sass.mir import IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
+
+
+def _splittable(mf: MFunction) -> set[int]:
+    wide = {v.id for v in mf.vregs if v.cls == "R" and v.width > 1 and v.id not in mf.precolored}
+    if not wide:
+        return set()
+    bad: set[int] = set()
+    for b in mf.blocks:
+        for ins in b.instrs:
+            implicit = ins.opcode == IMPLICIT_DEF
+            for i, op in enumerate(ins.operands):
+                if isinstance(op, VOp):
+                    if op.reg.id in wide and ((op.part is None and not (implicit and i == 0))
+                                              or i in ins.widths or ins.shown is not None):
+                        bad.add(op.reg.id)
+                elif isinstance(op, VMem):
+                    for base in (op.base, op.ubase):
+                        if isinstance(base, VOp) and base.reg.id in wide:
+                            bad.add(base.reg.id)
+                elif hasattr(op, "ureg") and isinstance(getattr(op, "ureg"), VOp):
+                    bad.add(op.ureg.reg.id)
+            if isinstance(ins.guard, VOp) and ins.guard.reg.id in wide:
+                bad.add(ins.guard.reg.id)
+    return wide - bad
+
+
+def split_parts(mf: MFunction) -> int:
+    """Split every wide register touched only part by part (module docstring); returns
+    how many were split."""
+    ids = _splittable(mf)
+    if not ids:
+        return 0
+    regs = {v.id: v for v in mf.vregs}
+    parts = {i: [mf.new_vreg("R", 1) for _ in range(regs[i].width)] for i in sorted(ids)}
+    guarded: set[tuple[int, int]] = set()
+    for b in mf.blocks:
+        for ins in b.instrs:
+            if ins.guard is not None:
+                for op in ins.operands[:ins.ndefs]:
+                    if isinstance(op, VOp) and op.reg.id in ids:
+                        guarded.add((op.reg.id, op.part))
+
+    def rename(op):
+        if isinstance(op, VOp) and op.reg.id in ids:
+            return replace(op, reg=parts[op.reg.id][op.part], part=None)
+        return op
+
+    for b in mf.blocks:
+        out: list[MInstr] = []
+        for ins in b.instrs:
+            if ins.opcode == IMPLICIT_DEF and ins.operands and isinstance(ins.operands[0], VOp) \
+                    and ins.operands[0].reg.id in ids:
+                v = ins.operands[0].reg.id
+                out.extend(replace(ins, operands=[VOp(p)] + list(ins.operands[1:]))
+                           for k, p in enumerate(parts[v]) if (v, k) in guarded)
+                continue
+            if any(isinstance(op, VOp) and op.reg.id in ids for op in ins.operands):
+                ins.operands = [rename(op) for op in ins.operands]
+            out.append(ins)
+        b.instrs = out
+    return len(ids)
