@@ -10,10 +10,10 @@ splitmix_xorshift: `IMAD.WIDE.U32 R8, ...; IMAD.IADD R13, R9, 0x1, R3;
 SHF.R.U64 R9, R8, 0x1b, R13`).
 
 A register of the R file is split when every operand naming it names one part (or it is
-an `IMPLICIT_DEF`'s result, the start of a value built in parts), no instruction gives it
-an extra footprint (`MInstr.widths`) and it is not precoloured. Each part becomes a
-register of its own; an `IMPLICIT_DEF` stays only for the parts some guarded instruction
-writes (there the old value still flows through), the other parts being written whole.
+an `IMPLICIT_DEF`'s result, the start of a value built in parts), no guarded instruction
+writes it, no instruction gives it an extra footprint (`MInstr.widths`) and it is not
+precoloured. Each part becomes a register of its own, each write of a part a whole write
+of it, and the `IMPLICIT_DEF` goes.
 """
 from __future__ import annotations
 
@@ -27,11 +27,15 @@ def _splittable(mf: MFunction) -> set[int]:
     if not wide:
         return set()
     bad: set[int] = set()
+    written: set[tuple[int, int]] = set()
+    read: set[tuple[int, int]] = set()
     for b in mf.blocks:
         for ins in b.instrs:
             implicit = ins.opcode == IMPLICIT_DEF
             for i, op in enumerate(ins.operands):
                 if isinstance(op, VOp):
+                    if op.reg.id in wide and op.part is not None:
+                        (written if i < ins.ndefs else read).add((op.reg.id, op.part))
                     if op.reg.id in wide and ((op.part is None and not (implicit and i == 0))
                                               or i in ins.widths or ins.shown is not None):
                         bad.add(op.reg.id)
@@ -43,6 +47,13 @@ def _splittable(mf: MFunction) -> set[int]:
                     bad.add(op.ureg.reg.id)
             if isinstance(ins.guard, VOp) and ins.guard.reg.id in wide:
                 bad.add(ins.guard.reg.id)
+            if ins.guard is not None:
+                # a guarded write lets the old value through: the copies that fill such a
+                # register first cost more MOVs split than as a pair (tinygrad
+                # idiv_const_int64's conditional negations: 281 -> 288 instructions)
+                bad.update(op.reg.id for op in ins.operands[:ins.ndefs] if isinstance(op, VOp))
+    # a part read but never written (an undefined half) keeps the IMPLICIT_DEF's start
+    bad.update(v for v, k in read - written)
     return wide - bad
 
 
@@ -54,13 +65,6 @@ def split_parts(mf: MFunction) -> int:
         return 0
     regs = {v.id: v for v in mf.vregs}
     parts = {i: [mf.new_vreg("R", 1) for _ in range(regs[i].width)] for i in sorted(ids)}
-    guarded: set[tuple[int, int]] = set()
-    for b in mf.blocks:
-        for ins in b.instrs:
-            if ins.guard is not None:
-                for op in ins.operands[:ins.ndefs]:
-                    if isinstance(op, VOp) and op.reg.id in ids:
-                        guarded.add((op.reg.id, op.part))
 
     def rename(op):
         if isinstance(op, VOp) and op.reg.id in ids:
@@ -72,10 +76,7 @@ def split_parts(mf: MFunction) -> int:
         for ins in b.instrs:
             if ins.opcode == IMPLICIT_DEF and ins.operands and isinstance(ins.operands[0], VOp) \
                     and ins.operands[0].reg.id in ids:
-                v = ins.operands[0].reg.id
-                out.extend(replace(ins, operands=[VOp(p)] + list(ins.operands[1:]))
-                           for k, p in enumerate(parts[v]) if (v, k) in guarded)
-                continue
+                continue            # each part is written whole, unguarded
             if any(isinstance(op, VOp) and op.reg.id in ids for op in ins.operands):
                 ins.operands = [rename(op) for op in ins.operands]
             out.append(ins)
