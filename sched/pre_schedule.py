@@ -91,7 +91,7 @@ TRIM_STEP = 8
 TRIM_FLOOR = 16
 CHAIN_COST: float | None = 0.02
 CHAIN_ABOVE = 32
-CHAIN_WIDTHS = (1, 2, 3, 4)
+CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
 import os as _os
 _DEBUG = bool(_os.environ.get("REGS33_DEBUG"))
 
@@ -555,7 +555,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                            clock=clock if deferring else None)]
 
 
-def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: int, fits, choose, issued):
+def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: tuple[int, int], fits, choose,
+                  issued):
     """`choose` and `issued` for the chain order: each instruction belongs to the earliest
     of the region's outputs it feeds (a store, a value live after the region, anything not
     pure), and only the instructions of the first `chains` outputs not yet issued may go
@@ -574,23 +575,24 @@ def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: int
         rank[i] = min([i if sink[i] else n] + [rank[k] for k, _ in succs[i]])
     pending = sorted(j for j in range(n) if sink[j])
     gone: set[int] = set()
+    first, filling = chains
 
-    def limit() -> int:
+    def limit(count: int) -> int:
+        """The `count`-th output not yet issued (n: fewer are left)."""
         while pending and pending[0] in gone:
             pending.pop(0)
-        k, seen = 0, 0
+        seen = 0
         for j in pending:
             if j not in gone:
                 seen += 1
-                if seen == chains:
+                if seen == count:
                     return j
         return n
 
     def allowed(j: int, top: int) -> bool:
         return rank[j] <= top or region[j].opcode in LOADS
 
-    def chain_choose(ready, waiting, pop):
-        top = limit()
+    def take(ready, top):
         passed, best = [], None
         while ready:
             item = heapq.heappop(ready)
@@ -600,6 +602,13 @@ def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: int
             passed.append(item)
         for item in passed:
             heapq.heappush(ready, item)
+        return best
+
+    def chain_choose(ready, waiting, pop):
+        top = limit(first)
+        best = take(ready, top)
+        if best is None and filling:
+            best = take(ready, limit(first + filling))     # a free slot for the next chains
         if best is not None:
             return best[1]
         if any(allowed(j, top) for _, _, j in waiting):
