@@ -26,6 +26,12 @@ values ready long before their use (an unrolled hash's message schedule) are com
 it rather than in the first free slot; it is kept where it needs fewer registers at about
 the same in-order estimate.
 
+Where the order chosen needs more than CHAIN_ABOVE registers, a chain order is tried too:
+only the instructions feeding the first few outputs not yet issued (stores, values live
+after the block) may go, and those of the next few fill the slots they leave free, so
+equal-height chains (four unrolled 64-bit hashes, each ending in its store) are computed a
+few at a time instead of all side by side.
+
 Where the order chosen needs more registers than the source order (up to PRESSURE_LIMIT),
 the same latency order capped lower is tried too (`TRIM_COST`): outputs all ready at once
 after a division's slow path (a lattice-Boltzmann collision's nine equilibria and
@@ -89,11 +95,16 @@ DEFER_COST = 0.01
 TRIM_COST = 0.02
 TRIM_STEP = 8
 TRIM_FLOOR = 16
+# The chain order (`_chain_choice`), tried where the order chosen needs more than CHAIN_ABOVE
+# registers, with (chains, chains filling free slots) as CHAIN_WIDTHS, fewest registers
+# first: kept where it needs fewer registers at no more in-order estimate, or CHAIN_GAIN
+# fewer at most CHAIN_COST above (a gain of one or two registers was not worth the order:
+# flash_attn_causal's loop 58 -> 57 live at +1.6%, its row sums no longer overlapping the
+# other row's MUFUs).
 CHAIN_COST: float | None = 0.02
 CHAIN_ABOVE = 32
+CHAIN_GAIN = 8
 CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
-import os as _os
-_DEBUG = bool(_os.environ.get("REGS33_DEBUG"))
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -592,26 +603,29 @@ def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: tup
     def allowed(j: int, top: int) -> bool:
         return rank[j] <= top or region[j].opcode in LOADS
 
-    def take(ready, top):
-        passed, best = [], None
-        while ready:
-            item = heapq.heappop(ready)
-            if allowed(item[1], top) and fits(item[1]):
-                best = item
-                break
-            passed.append(item)
-        for item in passed:
+    def among(ready, waiting, pop, top):
+        """`choose` over the ready instructions `allowed` under `top` (None where there
+        are none), the others put back after: the latency order's own choice among them
+        (its unit-bound tie-break included)."""
+        held = [item for item in ready if not allowed(item[1], top)]
+        if len(held) == len(ready):
+            return None
+        if held:
+            ready[:] = [item for item in ready if allowed(item[1], top)]
+            heapq.heapify(ready)
+        j = choose(ready, waiting, pop)
+        for item in held:
             heapq.heappush(ready, item)
-        return best
+        return j
 
     def chain_choose(ready, waiting, pop):
         top = limit(first)
-        best = take(ready, top)
-        if best is None and filling:
-            best = take(ready, limit(first + filling))     # a free slot for the next chains
-        if best is not None:
-            return best[1]
-        if any(allowed(j, top) for _, _, j in waiting):
+        j = among(ready, waiting, pop, top)
+        if j is None and filling:
+            j = among(ready, waiting, pop, limit(first + filling))   # a free slot for the next chains
+        if j is not None:
+            return j
+        if any(allowed(k, top) for _, _, k in waiting):
             return None
         return choose(ready, waiting, pop)
 
@@ -1030,9 +1044,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         continue
                     chained_pressure = _pressure(chained, units_out[bi], width, fresh, r_units, count)
                     est = _in_order_cycles(chained, vfile, lat, FAR_LOAD)
-                    if _DEBUG:
-                        print("chains", width_, "pressure", chained_pressure, "est", est, "vs", after, limit_far / (1 + CHAIN_COST))
-                    if chained_pressure < after and est <= limit_far:
+                    if chained_pressure < after and (est <= limit_far / (1 + CHAIN_COST) or (
+                            chained_pressure <= after - CHAIN_GAIN and est <= limit_far)):
                         out, after = chained, chained_pressure
                         break
             if out == b.instrs:
