@@ -21,6 +21,13 @@ from dataclasses import replace
 
 from ptx2sass.mir import IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
 
+# Off: measured on every corpus (docs/STATUS.md, branch regs33) it lowered the register
+# geomeans (real-world tuning x0.9801 with the chain order) but cost SM cycles on Triton's
+# (x1.0010: flash_attn_causal 3468 -> 3559, float64_ops 4203 -> 4267) and tinygrad's
+# geomeans (round_float64 3382 -> 3707), its pre-scheduled orders unchanged: the cost is in
+# the colouring that follows, not yet understood.
+SPLIT_PARTS = False
+
 
 def _splittable(mf: MFunction) -> set[int]:
     wide = {v.id for v in mf.vregs if v.cls == "R" and v.width > 1 and v.id not in mf.precolored}
@@ -60,6 +67,8 @@ def _splittable(mf: MFunction) -> set[int]:
 def split_parts(mf: MFunction) -> int:
     """Split every wide register touched only part by part (module docstring); returns
     how many were split."""
+    if not SPLIT_PARTS:
+        return 0
     ids = _splittable(mf)
     if not ids:
         return 0

