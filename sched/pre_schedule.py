@@ -576,8 +576,8 @@ def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: tup
     fill the slot; the others wait while one of the first is on its way. Equal chains (four
     unrolled hashes, each ending in its store) are then computed a few at a time, the next
     starting as one ends, instead of all side by side with every one's values live
-    (bits_hash splitmix_xorshift's block: 46 live in the latency order, 23 at (1, 1), at an
-    in-order estimate 1.3% above)."""
+    (bits_hash splitmix_xorshift's block: 46 live in the latency order, 36 at (2, 2) at a
+    lower in-order estimate; with regalloc/split_parts.py, 23 at (1, 1), 1.3% above)."""
     n = len(region)
     sink = [False] * n
     for j, ins in enumerate(region):
