@@ -361,7 +361,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
                      register_limit: int | None = None, p_ids: set[int] | None = None,
                      predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None,
-                     chains: int | None = None) -> list[MInstr]:
+                     chains: tuple[int, int] | None = None) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -398,7 +398,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                p_ids: set[int] | None = None,
                                predicate_limit: int = PREDICATE_LIMIT,
                                defer: int | None = None,
-                               chains: int | None = None) -> list[MInstr]:
+                               chains: tuple[int, int] | None = None) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
     load waits for the FMA that consumes an earlier load), as long as one is on its way.
