@@ -43,6 +43,7 @@ from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
 from ptx2sass.isel.high_halves import read_high_halves
+from ptx2sass.regalloc.split_parts import split_parts
 from ptx2sass.isel.fold_float_signs import fold_float_signs
 from ptx2sass.isel.lop3_chains import fold_lop3_chains
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
@@ -376,6 +377,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     limit = _register_limit(fn, max_registers, info)
     _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:
+        split_parts(mf)
         solved: dict = {}          # remat_invariants' liveness, while the code stays as it left it
         remat_invariants(mf, solved=solved)
         if sink_to_successor(mf):
