@@ -100,8 +100,11 @@ TRIM_FLOOR = 16
 # first: kept where it needs fewer registers at no more in-order estimate, or CHAIN_GAIN
 # fewer at most CHAIN_COST above (a gain of one or two registers was not worth the order:
 # flash_attn_causal's loop 58 -> 57 live at +1.6%, its row sums no longer overlapping the
-# other row's MUFUs).
-CHAIN_COST: float | None = 0.02
+# other row's MUFUs). Off (None) by default: on, the held-out tinygrad part got worse
+# (registers x1.0021, SM cycles x1.0013; round_float64 60 -> 68 registers and twice the
+# single-warp cycles at a lower in-order estimate) and large blocks compiled up to 70%
+# slower (crypto_rounds); 0.02 is the setting measured (docs/STATUS.md, branch regs33).
+CHAIN_COST: float | None = None
 CHAIN_ABOVE = 32
 CHAIN_GAIN = 8
 CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
