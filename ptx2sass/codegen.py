@@ -42,6 +42,7 @@ from ptx2sass.isel.shared_addresses import fold_shared_addresses, fold_uniform_s
 from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
+from ptx2sass.isel.shift_adds import fold_shift_adds
 from ptx2sass.isel.high_halves import read_high_halves
 from ptx2sass.isel.fold_float_signs import fold_float_signs
 from ptx2sass.isel.lop3_chains import fold_lop3_chains
@@ -344,6 +345,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
+    fold_shift_adds(mf)
     fold_float_signs(mf)
     fold_lop3_chains(mf)
     lop3_copies(mf)
