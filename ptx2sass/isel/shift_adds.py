@@ -1,5 +1,6 @@
 """A 32-bit add of a shifted value is one instruction, as ptxas writes it: `x << k` added
-to y is `IMAD d, x, 2^k, y`, and `x >> k` (logical) added to y is `LEA.HI d, x, y, RZ,
+to y is `LEA d, x, y, k` for k < 16 (Triton flash_attn's `LEA R12, R41, R37, 0x9`) and
+`IMAD d, x, 2^k, y` from 16 (simd_video's lanes: `IMAD R19, R22, 0x10000, R19`), and `x >> k` (logical) added to y is `LEA.HI d, x, y, RZ,
 32 - k` (the high word of {0, x} << (32 - k), plus y). The SIMD-in-a-word expansions
 (isel/simd_video.py: `__vaddus2`, `__vsubus2`, `__vmaxu2` take lanes apart with shifts and
 join them with adds) wrote SHF then IADD3 for each: real-world simd_video sw_pairs had 21
@@ -9,8 +10,8 @@ machine IR after selection, before allocation.
 Pattern, in one block: `SHF.L.U32 t = x, k, RZ`, or `SHF.R.U32.HI t = RZ, k, x` /
 `SHF.R.U32 t = x, k, RZ` (0 < k < 32), unguarded, t written only there and read only by
 a later unguarded `IADD3 d = t, y, RZ` (either order; no carry out) with x not written in
-between. y: a register or RZ for the IMAD; for the LEA.HI also a negated register or an
-immediate, where the target's table encodes that form."""
+between. y: a register or RZ for the IMAD; for the LEA and LEA.HI also a negated register
+or an immediate, where the target's table encodes that form."""
 from __future__ import annotations
 
 import functools
@@ -57,12 +58,17 @@ def _kind(op) -> str | None:
     return None
 
 
+IMAD_FROM = 16      # left shifts by this much or more add as IMADs, shorter ones as LEAs
+
+
 @functools.cache
-def _encodable(arch: str, left: bool, kind: str) -> bool:
+def _encodable(arch: str, form: str, kind: str) -> bool:
     from ptx2sass.encoder import codec
     y = {"R": Reg("R", 6), "-R": Reg("R", 6, neg=True), "I": Imm(0xFFFFFFFE)}[kind]
-    if left:
+    if form == "IMAD":
         probe = Instruction("IMAD", (), (Reg("R", 2), Reg("R", 4), Imm(0x10000), y))
+    elif form == "LEA":
+        probe = Instruction("LEA", (), (Reg("R", 2), Reg("R", 4), y, Imm(0x9)))
     else:
         probe = Instruction("LEA", ("HI",), (Reg("R", 2), Reg("R", 4), y, Reg("R", 255), Imm(0x10)))
     try:
@@ -101,14 +107,18 @@ def fold_shift_adds(mf: MFunction) -> int:
                         continue
                     i, (x, k, left) = shifts[t_op.reg.id]
                     kind = _kind(y)
-                    if kind is None or (left and kind != "R") or not _encodable(arch, left, kind):
+                    form = ("IMAD" if k >= IMAD_FROM else "LEA") if left else "LEA.HI"
+                    if kind is None or (form == "IMAD" and kind != "R") or not _encodable(arch, form, kind):
                         continue
                     if any(is_def and op.reg.id == x.reg.id for m in b.instrs[i + 1:j]
                            for _, op, is_def in register_operands(m)):
                         continue
-                    if left:
+                    if form == "IMAD":
                         ins.opcode, ins.modifiers = "IMAD", ()
                         ins.operands = [ins.operands[0], x, Imm(1 << k), y]
+                    elif form == "LEA":
+                        ins.opcode, ins.modifiers = "LEA", ()
+                        ins.operands = [ins.operands[0], x, y, Imm(k)]
                     else:
                         ins.opcode, ins.modifiers = "LEA", ("HI",)
                         ins.operands = [ins.operands[0], x, y, Reg("R", 255), Imm(32 - k)]
