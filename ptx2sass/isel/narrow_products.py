@@ -4,7 +4,8 @@ was `IMAD.WIDE.U32 R18, R0, 0x10000, RZ` writing a pair, the next instruction's 
 then copied into the pair's other register; ptxas writes `IMAD.U32 R4, R8, 0x10000, RZ`.
 The low word of a product (plus a 64-bit addend's low word) does not depend on the
 signedness or the high words, so `IMAD.WIDE(.U32) d, a, b, c` becomes `IMAD d', a, b,
-c.lo` with d' a fresh 32-bit register that every reader of d's low word reads instead.
+c.lo` with d' a fresh 32-bit register that every reader of d's low word reads instead
+(operands and 32-bit address bases: a local array's `LDL [R]`).
 Only where the pair is written once and every reader names its low word alone; run after
 `remove_dead_parts` (which removes the high word's dead readers)."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Reg
-from ptx2sass.mir import MFunction, VOp, register_operands
+from ptx2sass.mir import MFunction, VMem, VOp, register_operands
 
 ENABLED = True      # (A/B runs turn it off)
 
@@ -42,7 +43,10 @@ def narrow_unread_high_products(mf: MFunction) -> int:
                     if op.part is not None:
                         low_only[r] = False         # written in parts: not one product's pair
                 else:
-                    low_only[r] = low_only.get(r, True) and op.part == 0 and ins.widths.get(i, 1) == 1
+                    # (a wide address reads the pair from the part it names)
+                    whole = isinstance(ins.operands[i], VMem) and ins.operands[i].wide if i >= 0 else False
+                    low_only[r] = (low_only.get(r, True) and op.part == 0 and not whole
+                                   and ins.widths.get(i, 1) == 1)
     fresh: dict[int, VOp] = {}
     for b in mf.blocks:
         for ins in b.instrs:
@@ -61,9 +65,18 @@ def narrow_unread_high_products(mf: MFunction) -> int:
             ins.operands = [d, ops[1], ops[2], c]
     if not fresh:
         return 0
+    def narrowed(op):
+        if isinstance(op, VOp) and op.reg.id in fresh and op.part == 0:
+            return replace(op, reg=fresh[op.reg.id].reg, part=None)
+        return op
+
     for b in mf.blocks:
         for ins in b.instrs:
             for i, op in enumerate(ins.operands):
-                if isinstance(op, VOp) and op.reg.id in fresh and op.part == 0:
-                    ins.operands[i] = replace(op, reg=fresh[op.reg.id].reg, part=None)
+                if isinstance(op, VMem) and isinstance(op.base, VOp):     # an address's base
+                    ins.operands[i] = replace(op, base=narrowed(op.base))
+                else:
+                    ins.operands[i] = narrowed(op)
+            if isinstance(ins.guard, VOp):
+                ins.guard = narrowed(ins.guard)
     return len(fresh)
