@@ -89,9 +89,12 @@ DEFER_COST = 0.01
 TRIM_COST = 0.02
 TRIM_STEP = 8
 TRIM_FLOOR = 16
-# the capped latency order counts a group filled part by part (COPYs after an IMPLICIT_DEF)
-# by the parts written, as `_pressure` does; False: whole at its IMPLICIT_DEF (A/B runs)
+# the capped latency order counts a group of four filled part by part (a vector store's
+# values copied in after an IMPLICIT_DEF) by the parts written, as `_pressure` does; False:
+# whole at its IMPLICIT_DEF (A/B runs). Pairs too cost registers on f64 code (math_f64
+# transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
 PARTS_IN_CAP = True
+PARTS_MIN_WIDTH = 4
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -443,8 +446,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     if capped or deferring:
         # counted per 32-bit part as `_pressure` counts: an IMPLICIT_DEF holds none of a group
         # filled part by part (a vector store's values copied in), each part written adds one
-        rdefs = [[(op.reg.id, op.part if PARTS_IN_CAP else None) for _, op, d in register_operands(ins)
-                  if d and op.reg.id in width] for ins in region]
+        rdefs = [[(op.reg.id, op.part if PARTS_IN_CAP and width[op.reg.id] >= PARTS_MIN_WIDTH else None)
+                  for _, op, d in register_operands(ins) if d and op.reg.id in width] for ins in region]
         rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
                   for ins in region]
         rreaders: dict[int, int] = {}
@@ -455,7 +458,9 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         held = {v: width[v] for v in live_r}        # v -> its parts counted
         parts: dict[int, set[int]] = {}               # v -> the parts written (part by part)
         r_cur = [sum(held.values())]
-        none_held = [PARTS_IN_CAP and ins.opcode == IMPLICIT_DEF for ins in region]
+        none_held = [PARTS_IN_CAP and ins.opcode == IMPLICIT_DEF and all(
+            width.get(op.reg.id, 1) >= PARTS_MIN_WIDTH for _, op, d in register_operands(ins) if d)
+            for ins in region]
     if deferring:
         top = max((h for h in height if h < 1 << 20), default=0)
         latest = [top - min(h, top) for h in height]
