@@ -5,7 +5,8 @@ then copied into the pair's other register; ptxas writes `IMAD.U32 R4, R8, 0x100
 The low word of a product (plus a 64-bit addend's low word) does not depend on the
 signedness or the high words, so `IMAD.WIDE(.U32) d, a, b, c` becomes `IMAD d', a, b,
 c.lo` with d' a fresh 32-bit register that every reader of d's low word reads instead
-(operands and 32-bit address bases: a local array's `LDL [R]`).
+(operands, 32-bit address bases: a local array's `LDL [R]`, and a constant bank's
+register index: `LDC c[0x0][R+0x1a0]` of a `__grid_constant__` array).
 Only where the pair is written once and every reader names its low word alone; run after
 `remove_dead_parts` (which removes the high word's dead readers)."""
 from __future__ import annotations
@@ -75,6 +76,8 @@ def narrow_unread_high_products(mf: MFunction) -> int:
             for i, op in enumerate(ins.operands):
                 if isinstance(op, VMem) and isinstance(op.base, VOp):     # an address's base
                     ins.operands[i] = replace(op, base=narrowed(op.base))
+                elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):  # `c[0x0][R+off]`
+                    ins.operands[i] = replace(op, ureg=narrowed(op.ureg))
                 else:
                     ins.operands[i] = narrowed(op)
             if isinstance(ins.guard, VOp):
