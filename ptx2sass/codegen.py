@@ -42,10 +42,13 @@ from ptx2sass.isel.shared_addresses import fold_shared_addresses, fold_uniform_s
 from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
+from ptx2sass.isel.shift_adds import fold_shift_adds
 from ptx2sass.isel.high_halves import read_high_halves
 from ptx2sass.regalloc.split_parts import split_parts
 from ptx2sass.isel.fold_float_signs import fold_float_signs
 from ptx2sass.isel.lop3_chains import fold_lop3_chains
+from ptx2sass.isel.lop3_copies import lop3_copies
+from ptx2sass.isel.narrow_products import narrow_unread_high_products
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
@@ -60,7 +63,7 @@ from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.inline import call_postorder
-from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, debug_shared_names,
+from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, own_shared_alignments, Placement, debug_shared_layout, debug_shared_names,
                                 handle_references, linked_section_size,
                                 module_shared_variables,
                                 kernel_layout, module_layout,
@@ -360,14 +363,17 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
+    fold_shift_adds(mf)
     fold_float_signs(mf)
     fold_lop3_chains(mf)
+    lop3_copies(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
     combine_adds(mf)
     legalise_operand_slots(mf, info.name)
     read_high_halves(mf)
     remove_dead_parts(mf)
+    narrow_unread_high_products(mf)
     forward_moves(mf)
     if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
@@ -848,7 +854,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))
         for fn in module.functions:
-            optimise(fn, contract)
+            # a kernel's own shared variables sit where kernel_layout puts them (not under -c:
+            # there the linker places them)
+            aligns = (own_shared_alignments(fn, info.reserved_shared_bytes)
+                      if fn.is_entry and not relocatable else None)
+            optimise(fn, contract, aligns)
             if verify:     # (the fuzzer's runner: a pass that breaks SSA is a crash, not a guess)
                 _verified(fn, filename)
     elif full_debug:

@@ -108,6 +108,12 @@ CHAIN_COST: float | None = None
 CHAIN_ABOVE = 32
 CHAIN_GAIN = 8
 CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
+# the capped latency order counts a group of four filled part by part (a vector store's
+# values copied in after an IMPLICIT_DEF) by the parts written, as `_pressure` does; False:
+# whole at its IMPLICIT_DEF (A/B runs). Pairs too cost registers on f64 code (math_f64
+# transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
+PARTS_IN_CAP = True
+PARTS_MIN_WIDTH = 4
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -459,8 +465,10 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     capped = register_limit is not None and width is not None
     deferring = defer is not None and width is not None
     if capped or deferring:
-        rdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.id in width]
-                 for ins in region]
+        # counted per 32-bit part as `_pressure` counts: an IMPLICIT_DEF holds none of a group
+        # filled part by part (a vector store's values copied in), each part written adds one
+        rdefs = [[(op.reg.id, op.part if PARTS_IN_CAP and width[op.reg.id] >= PARTS_MIN_WIDTH else None)
+                  for _, op, d in register_operands(ins) if d and op.reg.id in width] for ins in region]
         rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
                   for ins in region]
         rreaders: dict[int, int] = {}
@@ -468,18 +476,38 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             for v in set(reads):
                 rreaders[v] = rreaders.get(v, 0) + 1
         live_r = {v for v in live_in if v in width and (rreaders.get(v, 0) > 0 or v in live_after)}
-        r_cur = [sum(width[v] for v in live_r)]
+        held = {v: width[v] for v in live_r}        # v -> its parts counted
+        parts: dict[int, set[int]] = {}               # v -> the parts written (part by part)
+        r_cur = [sum(held.values())]
+        none_held = [PARTS_IN_CAP and ins.opcode == IMPLICIT_DEF and all(
+            width.get(op.reg.id, 1) >= PARTS_MIN_WIDTH for _, op, d in register_operands(ins) if d)
+            for ins in region]
     if deferring:
         top = max((h for h in height if h < 1 << 20), default=0)
         latest = [top - min(h, top) for h in height]
         clock = [0]
 
+    def _wanted(v: int) -> bool:
+        return rreaders.get(v, 0) > 0 or v in live_after
+
+    def _born(j: int) -> int:
+        """Registers `j`'s writes add (whole values: their width less what is held)."""
+        if none_held[j]:
+            return 0
+        n = 0
+        for v, part in set(rdefs[j]):
+            if not _wanted(v):
+                continue
+            if part is None:
+                n += width[v] - held.get(v, 0)
+            elif part not in parts.get(v, ()) and held.get(v, 0) < width[v]:
+                n += 1
+        return n
+
     def _adds_registers(j: int) -> int:
-        born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
-                   and (rreaders.get(v, 0) > 0 or v in live_after))
-        dying = sum(width[v] for v in set(rreads[j]) if rreaders.get(v) == 1 and v not in live_after
+        dying = sum(held.get(v, 0) for v in set(rreads[j]) if rreaders.get(v) == 1 and v not in live_after
                     and v in live_r)
-        return born - dying
+        return _born(j) - dying
 
     def fits(j: int) -> bool:
         if len(live_p) >= predicate_limit and _adds_predicates(j) > 0:
@@ -529,10 +557,15 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         one load at a time)."""
         def key(item):
             j = item[1]
-            born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
-                       and (rreaders.get(v, 0) > 0 or v in live_after))
-            shared = sum(width[v] / rreaders[v] for v in set(rreads[j])
+            born = _born(j)
+            shared = sum(held.get(v, 0) / rreaders[v] for v in set(rreads[j])
                          if v in live_r and v not in live_after and rreaders.get(v, 0) > 0)
+            if PARTS_IN_CAP:
+                # a part written into a group (a vector store's values) brings the store
+                # that frees the whole group nearer: its share of it, as `shared` counts a
+                # source's share (a constant's part against the next load: a tie the loads
+                # won until every one was in flight)
+                shared += sum(1 for v, part in set(rdefs[j]) if part is not None and _wanted(v))
             full = len(live_p) >= predicate_limit and _adds_predicates(j) > 0
             return (full, born - shared, item)
         best = min(ready, key=key)
@@ -546,11 +579,21 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 rreaders[v] -= 1
                 if rreaders[v] == 0 and v not in live_after and v in live_r:
                     live_r.discard(v)
-                    r_cur[0] -= width[v]
-            for v in set(rdefs[j]):
-                if v not in live_r and (rreaders.get(v, 0) > 0 or v in live_after):
-                    live_r.add(v)
-                    r_cur[0] += width[v]
+                    r_cur[0] -= held.pop(v, 0)
+                    parts.pop(v, None)
+            for v, part in set(rdefs[j]):
+                if not _wanted(v):
+                    continue
+                live_r.add(v)
+                if none_held[j]:
+                    continue
+                was = held.get(v, 0)
+                if part is None:
+                    held[v] = width[v]
+                elif part not in parts.setdefault(v, set()):
+                    parts[v].add(part)
+                    held[v] = min(width[v], was + 1)
+                r_cur[0] += held[v] - was
         for v in preads[j]:
             readers[v] -= 1
             if readers[v] <= 1:       # what _adds_predicates reads of v changes only here
