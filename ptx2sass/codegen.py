@@ -26,6 +26,7 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, forge
 from ptx2sass.opt import optimise
 from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.loop_yield import insert_loop_yields
+from ptx2sass.loop_nest import forget_ir_loops
 from ptx2sass.frame import Frame, align_up
 from ptx2sass.regalloc.allocate import allocate_with_spilling
 from ptx2sass.sched.control import Slot, assign_controls
@@ -348,8 +349,10 @@ class _Compiled:
 
 def _compile_function(fn: ir.Function, info, filename: str | None, layout: KernelLayout | None,
                       max_registers: int | None, callees: dict | None = None,
-                      pointers: dict | None = None, keep_order: bool = False) -> _Compiled:
-    """`keep_order` (-g): no scheduling, so the code follows the PTX line by line."""
+                      pointers: dict | None = None, keep_order: bool = False,
+                      release_ir: bool = False) -> _Compiled:
+    """`keep_order` (-g): no scheduling, so the code follows the PTX line by line.
+    `release_ir`: the caller reads no more of `fn`'s code, which goes once selected."""
     take_inline_marks(fn)       # (optimise takes them earlier; -O0, -g and IR built elsewhere here)
     mf = select_function(fn, info, filename, layout, callees, pointers, keep_order=keep_order)
     if not keep_order:
@@ -382,6 +385,11 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         mf.uniform_registers = uniform_pools(mf)    # isel/target_forms.py's ULDC loads
     limit = _register_limit(fn, max_registers, info)
     _check_fixed_registers(mf, limit, fn.name, filename)
+    if release_ir:
+        # nothing below reads the function's IR code (its attributes, parameters and
+        # results stay): freed before register allocation, the compile's peak
+        fn.blocks = []
+        forget_ir_loops(fn)
     if not keep_order:
         split_parts(mf)
         solved: dict = {}          # remat_invariants' liveness, while the code stays as it left it
@@ -611,18 +619,18 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
                     pointers: dict[str, int] | None = None,
                     externs: dict[str, ir.Function] | None = None,
                     body_lines: dict[str, int] | None = None, keep_order: bool = False,
-                    relocatable: bool = False) -> KernelCode:
+                    relocatable: bool = False, release_ir: bool = False) -> KernelCode:
     """One kernel's code; `functions` holds the module's out-of-line functions, compiled,
     of which the kernel's text gets a private copy of those it reaches (as ptxas does).
     `body_lines` gives each function's opening-brace line, the PTX line ptxas gives its
     prologue in line tables (absent: the prologue has no line). `keep_order` (-g): no
-    scheduling."""
+    scheduling. `release_ir`: `fn`'s IR code is freed once selected (`_compile_function`)."""
     info = arch_info(arch)
     functions, pointers, externs = functions or {}, pointers or {}, externs or {}
     if fn.is_entry:
         kernel = _compile_function(fn, info, filename, layout, max_registers,
                                    {**externs, **{name: c.fn for name, c in functions.items()}}, pointers,
-                                   keep_order)
+                                   keep_order, release_ir)
     else:                          # a link target of relocatable output, compiled already
         kernel = functions[fn.name]
     mf, alloc, frame = kernel.mf, kernel.alloc, kernel.frame
@@ -908,8 +916,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
                                    if mod_layout.handles.get(n.split(",")[0]) == "texref")
+        # a kernel's IR code is read after its selection only by the -c and function
+        # address checks below (`_calls_and_diverges`, `_uses_pointers`): freed otherwise
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
-                               pointers, externs, body_lines, full_debug, relocatable)
+                               pointers, externs, body_lines, full_debug, relocatable,
+                               release_ir=fn.is_entry and not relocatable and not pointers)
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it

@@ -99,3 +99,9 @@ def ir_loops(fn: ir.Function) -> IRLoops:
     loops = IRLoops(idom, natural_loops(fn.blocks, rpo, ir.dominance(idom), lambda p: p in idom))
     setattr(fn, _CACHE, (list(fn.blocks), state, loops))
     return loops
+
+
+def forget_ir_loops(fn: ir.Function) -> None:
+    """Drop `ir_loops`' answer kept on `fn` (it holds the blocks: a function whose code is
+    freed would keep it all through this)."""
+    fn.__dict__.pop(_CACHE, None)
