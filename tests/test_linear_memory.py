@@ -111,3 +111,57 @@ def test_forgotten_register_operands_are_worked_out_again():
     forget_register_operands(fn)
     assert all("_register_operands" not in i.__dict__ for i in fn.blocks[0].instrs)
     assert register_operands(ins) == first == [(0, ins.operands[0].base, False), (1, ins.operands[1], False)]
+
+
+_KERNEL = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+.reg .u32 %r<3>;
+.reg .u64 %rd1;
+ld.param.u64 %rd1, [p];
+ld.global.u32 %r1, [%rd1];
+ld.global.u32 %r2, [%rd1+4];
+""" + " ".join(f"mad.lo.u32 %r1, %r1, {2 * i + 3}, %r2; xor.b32 %r1, %r1, %r2;" for i in range(50)) + """
+st.global.u32 [%rd1], %r1;
+ret;
+}
+"""
+
+
+def _alive_at_allocation(monkeypatch, options: dict):
+    """How many of the kernel's IR instructions are still alive when register allocation
+    (the compile's peak) starts, and the IR function after the compile."""
+    import gc
+    import weakref
+    from ptx2sass import codegen
+    module = codegen.lower_ptx(_KERNEL, "sm_89", "k.ptx")
+    (fn,) = module.functions
+    refs = [weakref.ref(ins) for b in fn.blocks for ins in b.instrs]
+    assert len(refs) > 100
+    seen = []
+    allocate = codegen.allocate_with_spilling
+
+    def spy(*args, **kwargs):
+        gc.collect()
+        seen.append(sum(r() is not None for r in refs))
+        return allocate(*args, **kwargs)
+    monkeypatch.setattr(codegen, "allocate_with_spilling", spy)
+    codegen.generate_module(module, "sm_89", options, "k.ptx")
+    return seen, fn
+
+
+def test_kernel_ir_is_freed_before_register_allocation(monkeypatch):
+    """lineops:40000: the SSA IR (~0.6 KB a statement) was alive through the back end; a
+    kernel's code goes once selected, its attributes and parameters stay."""
+    seen, fn = _alive_at_allocation(monkeypatch, {})
+    assert seen == [0]
+    assert fn.blocks == [] and fn.params and fn.is_entry
+
+
+def test_kernel_ir_is_kept_where_read_after_selection(monkeypatch):
+    """-c reads a kernel's branches after its code is made (`_calls_and_diverges`)."""
+    seen, fn = _alive_at_allocation(monkeypatch, {"compile_only": True})
+    assert seen and seen[0] > 100
+    assert fn.blocks
