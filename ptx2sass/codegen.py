@@ -916,11 +916,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
                                    if mod_layout.handles.get(n.split(",")[0]) == "texref")
-        # a kernel's IR code is read after its selection only by the -c and function
-        # address checks below (`_calls_and_diverges`, `_uses_pointers`): freed otherwise
+        # a kernel's IR code is read after its selection only by the -c, function address
+        # and -g checks below (`_calls_and_diverges`, `_uses_pointers`,
+        # `_names_shared_first`): freed otherwise
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug, relocatable,
-                               release_ir=fn.is_entry and not relocatable and not pointers)
+                               release_ir=fn.is_entry and not (relocatable or pointers or full_debug))
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
