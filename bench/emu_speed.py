@@ -57,9 +57,9 @@ sys.path.insert(0, str(REPO))
 
 
 def _emulators(baseline):
-    from ptx2sass.emu import loader
+    from ptx2sass.emu import launch, loader
     from tools import emu_testing as testing
-    emus = {"new": SimpleNamespace(loader=loader, testing=testing)}
+    emus = {"new": SimpleNamespace(launch=launch, loader=loader, testing=testing)}
     if baseline:
         import emu_baseline
         emus = {"baseline": emu_baseline.load(baseline), **emus}
@@ -96,62 +96,117 @@ def _time(runs, hz: bool) -> tuple[float, int, int]:
     return time.perf_counter() - start, warp, thread
 
 
-def _time_cpu(runs, hz: bool, best: list) -> tuple[int, int]:
-    """CPU time of each launch, kept in `best` where lower (per launch, best of the passes)."""
+def _time_cpu(runs, hz: bool, best: list, exec_best: list | None = None, spent: list | None = None) -> tuple[int, int]:
+    """CPU time of each launch, kept in `best` where lower (per launch, best of the passes);
+    with `exec_best`, also the CPU time inside `Launch.run` alone (`spent[0]`, which
+    `_exec_timer` adds to), kept the same way."""
     warp = thread = 0
     clock = time.process_time
     for k, run in enumerate(runs):
+        if spent is not None:
+            spent[0] = 0.0
         start = clock()
         outcome = run(hz)
         t = clock() - start
         if t < best[k]:
             best[k] = t
+        if exec_best is not None and spent[0] < exec_best[k]:
+            exec_best[k] = spent[0]
         if outcome.result is not None:
             warp += outcome.result.instructions
             thread += getattr(outcome.result, "thread_instructions", 0)
     return warp, thread
 
 
+def _exec_timer(emu, spent: list):
+    """Wrap `emu.launch.Launch.run` (execution: every CTA run, machines made and released)
+    to add its CPU time to `spent[0]`; returns the undo."""
+    cls = emu.launch.Launch
+    run, clock = cls.run, time.process_time
+
+    def timed(self):
+        t = clock()
+        try:
+            return run(self)
+        finally:
+            spent[0] += clock() - t
+    cls.run = timed
+    return lambda: setattr(cls, "run", run)
+
+
 def corpus_section(emus, corpora, count: int, repeat: int, cpu: bool = False) -> list[dict]:
+    """Rows per corpus, hazard setting and emulator. With `cpu`, each row also has the rate
+    counting execution alone (`exec_seconds`, `exec_warp_ips`: CPU time inside `Launch.run`,
+    each launch's best) beside the per-launch rate (Launch construction, buffers, parameter
+    bank, execution, result read-back and the harness's comparison)."""
     rows = []
-    for corpus in corpora:
-        runs = {name: _runs(emu, corpus, count) for name, emu in emus.items()}
-        for hz in (False, True):
-            best = {name: None for name in emus}
-            counts = {}
-            per_launch = {name: [math.inf] * len(runs[name]) for name in emus}
+    spent = {name: [0.0] for name in emus}
+    undo = [_exec_timer(emu, spent[name]) for name, emu in emus.items()] if cpu else []
+    try:
+        for corpus in corpora:
+            rows += _corpus_rows(emus, corpus, count, repeat, cpu, spent)
+    finally:
+        for u in undo:
+            u()
+    return rows
+
+
+def _corpus_rows(emus, corpus: str, count: int, repeat: int, cpu: bool, spent: dict) -> list[dict]:
+    rows = []
+    runs = {name: _runs(emu, corpus, count) for name, emu in emus.items()}
+    for hz in (False, True):
+        best = {name: None for name in emus}
+        exec_best = {name: None for name in emus}
+        counts = {}
+        per_launch = {name: [math.inf] * len(runs[name]) for name in emus}
+        per_exec = {name: [math.inf] * len(runs[name]) for name in emus}
+        if cpu:
+            for name in emus:             # decoded and specialised before timing
+                _time_cpu(runs[name], hz, [0.0] * len(runs[name]))
+        for _ in range(repeat):
+            for name in emus:             # interleaved: both see the same load
+                if cpu:
+                    counts[name] = _time_cpu(runs[name], hz, per_launch[name], per_exec[name], spent[name])
+                    best[name] = sum(per_launch[name])
+                    exec_best[name] = sum(per_exec[name])
+                    continue
+                t, warp, thread = _time(runs[name], hz)
+                best[name] = t if best[name] is None else min(best[name], t)
+                counts[name] = (warp, thread)
+        # thread-instructions: counted by the new emulator (the same work either way)
+        warp, thread = counts["new"]
+        for name in emus:
+            if counts[name][0] != warp:
+                print(f"warning: {name} ran {counts[name][0]} warp-instructions, new {warp}")
+            row = {"corpus": corpus, "kernels": len(runs[name]), "hazards": hz, "emulator": name,
+                   "seconds": best[name], "warp_ips": warp / best[name], "thread_ips": thread / best[name],
+                   "ratio": best.get("baseline", 0) / best[name] if "baseline" in best else None}
             if cpu:
-                for name in emus:             # decoded and specialised before timing
-                    _time_cpu(runs[name], hz, [0.0] * len(runs[name]))
-            for _ in range(repeat):
-                for name in emus:             # interleaved: both see the same load
-                    if cpu:
-                        counts[name] = _time_cpu(runs[name], hz, per_launch[name])
-                        best[name] = sum(per_launch[name])
-                        continue
-                    t, warp, thread = _time(runs[name], hz)
-                    best[name] = t if best[name] is None else min(best[name], t)
-                    counts[name] = (warp, thread)
-            # thread-instructions: counted by the new emulator (the same work either way)
-            warp, thread = counts["new"]
-            for name in emus:
-                if counts[name][0] != warp:
-                    print(f"warning: {name} ran {counts[name][0]} warp-instructions, new {warp}")
-                rows.append({"corpus": corpus, "kernels": len(runs[name]), "hazards": hz, "emulator": name,
-                             "seconds": best[name], "warp_ips": warp / best[name], "thread_ips": thread / best[name],
-                             "ratio": best.get("baseline", 0) / best[name] if "baseline" in best else None})
+                row["exec_seconds"] = exec_best[name]
+                row["exec_warp_ips"] = warp / exec_best[name]
+                row["exec_ratio"] = (exec_best["baseline"] / exec_best[name]) if "baseline" in exec_best else None
+            rows.append(row)
     return rows
 
 
 def print_corpus(rows: list[dict], repeat: int, cpu: bool = False) -> None:
     print(f"corpus launches ({'CPU time, each launch' if cpu else 'wall time, each pass'} best of {repeat}, "
           "interleaved):")
+    extra = f" {'exec s':>7} {'exec warp-ins/s':>15} {'vs baseline':>11}" if cpu else ""
     print(f"  {'corpus':9} {'kernels':>7} {'hazards':7} {'emulator':9} {'seconds':>8} {'warp-ins/s':>12} "
-          f"{'thread-ins/s':>13} {'vs baseline':>11}")
+          f"{'thread-ins/s':>13} {'vs baseline':>11}{extra}")
     for r in rows:
         ratio = f"{r['ratio']:.1f}x" if r["ratio"] and r["emulator"] != "baseline" else ""
-        print(f"  {r['corpus']:9} {r['kernels']:7} {'on' if r['hazards'] else 'off':7} {r['emulator']:9} "
-              f"{r['seconds']:8.2f} {r['warp_ips']:12,.0f} {r['thread_ips']:13,.0f} {ratio:>11}")
+        line = (f"  {r['corpus']:9} {r['kernels']:7} {'on' if r['hazards'] else 'off':7} {r['emulator']:9} "
+                f"{r['seconds']:8.3f} {r['warp_ips']:12,.0f} {r['thread_ips']:13,.0f} {ratio:>11}")
+        if cpu:
+            xr = f"{r['exec_ratio']:.1f}x" if r["exec_ratio"] and r["emulator"] != "baseline" else ""
+            line += f" {r['exec_seconds']:7.3f} {r['exec_warp_ips']:15,.0f} {xr:>11}"
+        print(line)
+    if cpu:
+        print("  (warp-ins/s: per launch, everything a launch costs (Launch construction, buffers, "
+              "parameter bank, execution, read-back, the harness's comparison); exec: the same "
+              "launches' CPU time inside Launch.run alone)")
 
 
 # --------------------------------------------------------------------------- tinygrad

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from . import externs, scalar, traced_check
+from . import externs, loader, scalar, traced_check
 from .textures import DESCRIPTOR_SIZE, Bindings, Surface, Texture, descriptor_table
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
@@ -573,6 +573,60 @@ class Launch:
                 machine.release()
 
 
+# `run`'s loaded programs by cubin bytes, kernel and decoder: a caller that passes the same
+# cubin launch after launch pays for parsing and decoding once. The last program loaded is
+# kept (`_LAST`), and, in `_PROGRAMS` (most recent last, bounded), one whose key was seen
+# before (`_SEEN` holds the hashes of the last keys seen). Keeping every program would cost a
+# caller that never repeats a cubin ~25-35% of each launch's CPU time (measured: the collector
+# scanning the kept programs' objects). Only `run` uses these (it hands no program out, so
+# none can be changed by a caller); a program keeps what its launches made (decoded steps,
+# specialised forms, launch-shape templates), as one a caller keeps and passes as
+# `program=` does.
+_PROGRAMS: dict = {}
+_SEEN: dict = {}
+_LAST: tuple = (None, None)        # (key, program) of the last load
+PROGRAM_CACHE_SIZE = 8
+SEEN_SIZE = 16
+
+
+def forget_programs() -> None:
+    """Drop `run`'s kept programs (a test that changes the emulator's code between launches
+    of one cubin needs the next launch to load and decode afresh)."""
+    global _LAST
+    _PROGRAMS.clear()
+    _SEEN.clear()
+    _LAST = (None, None)
+
+
+def _loaded(cubin, kernel: str | None, decoder) -> KernelProgram:
+    """`load_program(cubin, kernel, decoder)`: the last one loaded kept, and in `_PROGRAMS`
+    (bounded) one whose key has been seen before."""
+    global _LAST
+    decoder = decoder or loader.codec_decoder      # what load_program decodes with now
+    try:
+        key = (bytes(cubin), kernel, decoder)
+        program = _PROGRAMS.pop(key, None)
+        if program is None and _LAST[0] == key:
+            program = _LAST[1]                  # launched again: kept from now on
+            _SEEN.pop(hash(key), None)
+        h = hash(key)
+    except TypeError:                   # an unhashable decoder: loaded each time
+        return load_program(cubin, kernel, decoder)
+    if program is None:
+        with gc_paused():
+            program = load_program(cubin, kernel, decoder)
+        _LAST = (key, program)
+        if _SEEN.pop(h, None) is None:          # first sight: remembered, not kept
+            if len(_SEEN) >= SEEN_SIZE:
+                del _SEEN[next(iter(_SEEN))]
+            _SEEN[h] = True
+            return program
+    if len(_PROGRAMS) >= PROGRAM_CACHE_SIZE:         # (the key was popped above)
+        del _PROGRAMS[next(iter(_PROGRAMS))]
+    _PROGRAMS[key] = program
+    return program
+
+
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
         program: KernelProgram | None = None, reconverge: str = "optimistic",
@@ -591,9 +645,10 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
     variables by name. Surfaces are written in place. `cluster` (x, y, z CTAs): a cluster
     launch (sm_90+), whose CTAs run together and reach each other's shared memory; by
     default the kernel's own `.reqnctapercluster` shape (1x1x1 for an `.explicitcluster`
-    kernel without one), else no clusters (each CTA a cluster of one, cluster-launch word 0)."""
+    kernel without one), else no clusters (each CTA a cluster of one, cluster-launch word 0).
+    A cubin passed again is not parsed and decoded again (`_loaded`; `forget_programs`)."""
     if program is None:
-        program = load_program(cubin, kernel, decoder)
+        program = _loaded(cubin, kernel, decoder)
     launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster)
     _attach_timing(launch, hazard_check, trace, timing)
     for name, obj in (textures or {}).items():

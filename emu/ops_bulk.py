@@ -10,6 +10,13 @@ issued for.
   address, URb the global (a pair) or shared::cta source; the bytes land, then complete a
   transaction of their count on the mbarrier (emu.ops_syncs's object). `.G.S`: URa the
   global destination (a pair), URb the shared::cta source (a bulk-group copy).
+* `UBLKCP.S.G.MULTICAST [URa], [URb], URc` (`.multicast::cluster`, sm_90a/sm_100a): URc's
+  low half the count, its high half the 16-bit ctaMask; the PTX ISA: the bytes land at the
+  same CTA-relative offset in the shared memory of each CTA of the cluster whose bit (its
+  rank) is set, and the mbarrier's transaction completes at that same offset in each.
+* `UBLKCP.G.S.DST_G_BYTE_MASK [URa], [URb], URc` (`.cp_mask`, sm_100+): URc's high half the
+  16-bit byteMask; the PTX ISA: byte i of every 16-byte chunk of the source is copied where
+  bit i is set, the destination's other bytes keep their value.
 * `UBLKRED.<dst>.S.<op>[.<type>]`: the same with each element combined into the
   destination (ADD/MIN/MAX/INC/DEC/AND/OR/XOR on 32-bit words by default, `.U64`/`.S64`
   on 64-bit ones, `.S32` signed).
@@ -71,7 +78,10 @@ def _endpoints(w, s, lane: int):
     ins = s.ins
     dst_space, src_space = (SPACES[m] for m in ins.modifiers[:2])
     dst, src, size = ins.operands[:3]
-    nbytes = _uvalue(w, size, lane) * 16
+    count = _uvalue(w, size, lane)
+    if _MASKED.intersection(ins.modifiers):       # the mask in the high half
+        count &= 0xFFFF
+    nbytes = count * 16
     d = _upair(w, _ureg(dst), lane) + dst.offset
     bar = None
     if dst_space == "shared":        # a pair: the shared::cluster destination, the mbarrier
@@ -164,6 +174,10 @@ def _per_warp_once(w, mask) -> int | None:
     return int(np.argmax(mask)) if mask.any() else None
 
 
+_MASKED = frozenset({"MULTICAST", "DST_G_BYTE_MASK"})
+CLUSTER_OFFSET = (1 << 24) - 1      # a shared::cluster address: rank << 24 | CTA-relative offset
+
+
 @semantics("UBLKCP", "UBLKRED", vector=True)
 def op_bulk_copy(w, s, active, mask):
     lane = _per_warp_once(w, mask)
@@ -171,8 +185,23 @@ def op_bulk_copy(w, s, active, mask):
         return
     dst_space, d, bar, src_space, src, n = _endpoints(w, s, lane)
     raw = _bytes(w, src_space, src, n, lane)
+    mods = s.ins.modifiers
+    high = _uvalue(w, s.ins.operands[2], lane) >> 16 & 0xFFFF
     if s.ins.opcode == "UBLKRED":
-        raw = _reduce(s.ins.modifiers, _bytes(w, dst_space, d, n, lane).copy(), raw.copy())
+        raw = _reduce(mods, _bytes(w, dst_space, d, n, lane).copy(), raw.copy())
+    elif "DST_G_BYTE_MASK" in mods:           # byte i of each 16-byte chunk where bit i is set
+        keep = np.array([high >> (k % 16) & 1 for k in range(n)], bool)
+        raw = np.where(keep, raw, _bytes(w, dst_space, d, n, lane)).astype(np.uint8)
+    if "MULTICAST" in mods:
+        size = w.m.launch.cluster_size
+        if high >> size:
+            raise EmuFault(f"UBLKCP.MULTICAST CTA mask {high:#06x} names a CTA outside the cluster "
+                           f"of {size}")
+        for rank in range(size):
+            if high >> rank & 1:
+                _put(w, "shared", (d & CLUSTER_OFFSET) | rank << 24, raw, lane)
+                _complete(w, (bar & CLUSTER_OFFSET) | rank << 24, n, lane)
+        return
     _put(w, dst_space, d, raw, lane)
     _complete(w, bar, n, lane)
 

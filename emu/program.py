@@ -255,10 +255,10 @@ _UNIFORM_INDEX = frozenset({"UAI", "UAOFFI"})
 UNKNOWN_MODIFIERS: dict[str, frozenset[str]] = {
     "IMUL": frozenset({"XOR"}), "SHF": frozenset({"XOR"}), "IADD": frozenset({"XOR"}),
     **{op: _UNIFORM_INDEX for op in ("TEX", "TLD", "TLD4", "TXD", "SULD", "SUST", "SURED", "SUATOM")},
-    # sm_100/103/110's UBLKCP bits 81-85 (nvdisasm: `.COUNTED`, `.SEQUENCED`, `.DST_G_BYTE_MASK`
-    # besides the L2 hints `.LTC64B`...; sm_120's: nothing for bit 85): the handler copies
-    # every byte and counts nothing
-    "UBLKCP": frozenset({"COUNTED", "SEQUENCED", "DST_G_BYTE_MASK"})}
+    # sm_100/103/110's UBLKCP bits 81-85 (nvdisasm: `.COUNTED`, `.SEQUENCED` besides the L2
+    # hints `.LTC64B`...; sm_120's: nothing for bit 85): the handler counts nothing
+    # (`.DST_G_BYTE_MASK`, cp_mask's, it knows: emu/ops_bulk.py)
+    "UBLKCP": frozenset({"COUNTED", "SEQUENCED"})}
 
 # Opcodes whose handler needs one of these modifiers to know what it computes: sm_100/103/110's
 # nvdisasm reads UF2FP words with no type at all (`UF2FP.PACK_AB UR4, UR4, UR4`, where sm_120's

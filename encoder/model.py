@@ -18,7 +18,7 @@ ZERO_INDEX = {"R": 255, "UR": 255, "P": 7, "UP": 7, "B": None}
 ZERO_NAME = {"R": "RZ", "UR": "URZ", "P": "PT", "UP": "UPT"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reg:
     """A register operand, e.g. `R4`, `-|R2|.reuse`, `!P0`, `UR6`, `R3.H1`, `B0`.
 
@@ -41,7 +41,7 @@ class Reg:
         return ZERO_INDEX.get(self.file) == self.index
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Imm:
     """An immediate. `value` is the integer bit pattern as nvdisasm shows it for integer
     immediates; `text` keeps nvdisasm's spelling for floating-point ones (`1.5`, `+INF`),
@@ -145,7 +145,7 @@ Operand = Reg | Imm | ConstRef | Mem | SpecialReg | Label | Reloc | IndexList
 NO_SCOREBOARD = 7      # a control code's scoreboard field naming none
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Control:
     """The scheduling fields of bits 105..125."""
     stall: int = 0
@@ -170,7 +170,7 @@ class Control:
                    rd_sb=bits >> 8 & 7, wait=bits >> 11 & 63, reuse=bits >> 17 & 15)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Instruction:
     opcode: str                              # `FADD`, `IMAD`, `LDG`, …
     modifiers: tuple[str, ...] = ()          # `("WIDE", "U32")` for `IMAD.WIDE.U32`

@@ -1479,6 +1479,17 @@ class Checker:
                 if m in (".release", ".acquire", ".relaxed"):
                     problems.append(f"Modifier '{m}' on 'mbarrier{ins.modifiers[0]}' requires PTX ISA "
                                     ".version 8.0 or later")
+        if op == "cp" and ins.modifiers[:2] == (".async", ".bulk") and ".multicast::cluster" in ins.modifiers:
+            spaces = [m for m in ins.modifiers if m in (".shared::cta", ".shared::cluster", ".global")]
+            if spaces[:1] == [".shared::cta"]:     # (ptxas 13.5.37: a multicast lands in shared::cluster)
+                name = "cp.async.bulk.tensor" if ".tensor" in ins.modifiers else "cp.async.bulk"
+                problems.append(f"Illegal modifier '.multicast::cluster' for instruction '{name}' with "
+                                f"'{''.join(spaces[:2])}'")
+        if op == "cp" and ".tensor" in ins.modifiers:
+            from ptx2sass.frontend import tensor_copy_checks
+            problems += tensor_copy_checks.target_problems(ins.modifiers, self.target_name, self.target_sm)
+        if op in ("cp", "multimem") and ".cp_mask" in ins.modifiers and self.target_sm < 100:
+            problems.append("Feature '.cp_mask' requires .target sm_100 or higher")
         if op == "tcgen05" and not tcgen05.supported(ins, self.target_name, self.target_sm):
             return [p for p in problems if "requires .target" not in p] + \
                 tcgen05.target_problems(ins, self.target_name, self.version)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import struct
+from sys import intern as _intern
 
 from ptx2sass.frontend import ast
 from ptx2sass.frontend.lexer import FUNDAMENTAL_TYPES, NOT_DECLARABLE
@@ -207,7 +208,9 @@ def _simple_plan(ops: str) -> tuple | bool:
         if c in _NAME_STARTS:
             if "." in stripped:
                 return False
-            plan.append((offset, stripped, None))
+            # one string per register name for all the Names that spell it (the plans of
+            # operand lists seen once are not all kept, nor their strings shared)
+            plan.append((offset, _intern(stripped), None))
         elif c in "[-" or (c == "0" and len(stripped) > 1 and stripped[1] in "fFdD"):
             return False
         else:

@@ -72,3 +72,40 @@ def problems(modifiers: tuple, operands: list, space_of=lambda name: None) -> li
     if _braced(operands[at]) != (2 if mode in IM2COL_W else dims - 2):
         out.append(f"Argument {at + 1} of instruction '{what}': Argument vector size mismatch")
     return out
+
+
+def _arch_specific_100(target: str, sm: int) -> bool:
+    """sm_100a/f, sm_103a/f, sm_110a/f: the targets ptxas 13.5.37 takes the sm_100a modes on
+    (not sm_120a/f nor sm_121a, nor a target without the suffix)."""
+    return 100 <= sm < 120 and target[-1:] in ("a", "f")
+
+
+def target_problems(modifiers: tuple, target: str, sm: int) -> list[str]:
+    """ptxas 13.5.37's refusals of the sm_100a modes by target, in its order and words:
+    `.cta_group::N` (twice for ::2), gather4 / im2col::w by destination space (into
+    shared::cta: any sm_100+ target), scatter4, `::w::128`, and the prefetch of either mode."""
+    if not applies("cp", modifiers):
+        return []
+    out = []
+    special = _arch_specific_100(target, sm)
+    for m in modifiers:
+        if m.startswith(".cta_group::") and not special:
+            out += [f"Feature '{m}' not supported on .target '{target}'"] * (2 if m.endswith("2") else 1)
+    mode = next((m for m in modifiers if m in FOUR_ROWS + IM2COL_W), None)
+    if mode is None:
+        return out
+    prefetch = ".prefetch" in modifiers
+    if mode == ".im2col::w::128" or mode == ".tile::scatter4":
+        if not special:
+            out.append(f"Feature '{mode}' not supported on .target '{target}'")
+    elif prefetch:
+        if not special:
+            out.append(f"Feature '{mode} with cp.async.bulk.prefetch.tensor' not supported on .target '{target}'")
+    elif ".shared::cta" in modifiers:
+        if sm < 100:
+            out.append(f"Feature '{mode} with destination state space as .shared::cta' requires "
+                       ".target sm_100 or higher")
+    elif not special:
+        out.append(f"Feature '{mode} with destination state space as .shared::cluster' not supported "
+                   f"on .target '{target}'")
+    return out

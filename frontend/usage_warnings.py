@@ -149,3 +149,26 @@ def sparse_mma_advisories(module: ast.Module, opcodes: set[str] | None = None) -
         return []
     return [CompileError(SPARSE_MMA_ADVISORY, file, st.line, st.column, "info")
             for file, st in _instructions(module) if st.opcode == "mma" and ".sp" in st.modifiers]
+
+
+# the targets ptxas 13.5.37 names for cp.async.bulk[.tensor]'s `.multicast::cluster` (no
+# advisory there); every other target draws it once per instruction (a warning: -w hides it,
+# -Werror makes it an error, --suppress-async-bulk-multicast-advisory-warning drops it)
+MULTICAST_TARGETS = ("sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_107a", "sm_107f",
+                     "sm_110a", "sm_110f")
+MULTICAST_ADVISORY = ("Advisory: '.multicast::cluster' modifier on instruction 'cp.async.bulk{{.tensor}}' "
+                      f"should be used on .target '{'/'.join(MULTICAST_TARGETS)}' instead of .target "
+                      "'{target}' as this feature is expected to have substantially reduced performance "
+                      "on some future architectures")
+
+
+def bulk_multicast_advisories(module: ast.Module, target: str | None,
+                              opcodes: set[str] | None = None) -> list[CompileError]:
+    """ptxas's advisory for each cp.async.bulk / cp.async.bulk.tensor with
+    `.multicast::cluster` on a target outside `MULTICAST_TARGETS`."""
+    if target is None or target in MULTICAST_TARGETS or opcodes is not None and "cp" not in opcodes:
+        return []
+    return [CompileError(MULTICAST_ADVISORY.format(target=target), file, st.line, st.column, "warning")
+            for file, st in _instructions(module)
+            if st.opcode == "cp" and st.modifiers[:2] == (".async", ".bulk")
+            and ".multicast::cluster" in st.modifiers]

@@ -869,6 +869,11 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         from ptx2sass.frontend.usage_warnings import sparse_mma_advisories
         for d in sparse_mma_advisories(module, opcodes):
             report.info_at(d)
+    if not cl.flag("suppress-async-bulk-multicast-advisory-warning"):
+        from ptx2sass.frontend.usage_warnings import bulk_multicast_advisories
+        target = module.target.names[0] if module.target is not None and module.target.names else None
+        for d in bulk_multicast_advisories(module, target, opcodes):
+            report.diagnostic(d)
     from ptx2sass.frontend.usage_warnings import setmaxnreg_advisories
     for d in setmaxnreg_advisories(module, opcodes):
         report.info(d.message)

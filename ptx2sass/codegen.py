@@ -22,7 +22,7 @@ from ptx2sass.errors import CompileError
 from ptx2sass.frontend.instructions import real_target
 from ptx2sass.isel import select_function
 from ptx2sass.jumptables import fill_jump_tables
-from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp
+from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, forget_register_operands
 from ptx2sass.opt import optimise
 from ptx2sass.reconverge import insert_reconvergence
 from ptx2sass.loop_yield import insert_loop_yields
@@ -42,9 +42,13 @@ from ptx2sass.isel.shared_addresses import fold_shared_addresses, fold_uniform_s
 from ptx2sass.isel.warp_aggregated_atomics import aggregate_warp_atomics
 from ptx2sass.isel.sign_extended_adds import fold_sign_extended_adds
 from ptx2sass.isel.shifted_adds import fold_shifted_adds
+from ptx2sass.isel.shift_adds import fold_shift_adds
 from ptx2sass.isel.high_halves import read_high_halves
+from ptx2sass.regalloc.split_parts import split_parts
 from ptx2sass.isel.fold_float_signs import fold_float_signs
 from ptx2sass.isel.lop3_chains import fold_lop3_chains
+from ptx2sass.isel.lop3_copies import lop3_copies
+from ptx2sass.isel.narrow_products import narrow_unread_high_products
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
@@ -59,7 +63,7 @@ from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
 from ptx2sass.inline import call_postorder
-from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, Placement, debug_shared_layout, debug_shared_names,
+from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, own_shared_alignments, Placement, debug_shared_layout, debug_shared_names,
                                 handle_references, linked_section_size,
                                 module_shared_variables,
                                 kernel_layout, module_layout,
@@ -98,13 +102,23 @@ class KernelCode:
         self.warp_sync_offsets: list[int] = []    # COOP_GROUP_INSTR_OFFSETS
 
 
+# (file, index, neg, abs, inv, suffix) -> its Reg: a Reg is immutable, so one serves every
+# operand that names that register so (a kernel's code made one per operand: 12,000 of
+# lineops:4000's 31 MB traced at its peak)
+_PHYSICAL: dict[tuple, Reg] = {}
+
+
 def _physical(op, colors, mf: MFunction):
     if isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
         return replace(op, ureg=_physical(op.ureg, colors, mf))
     if isinstance(op, VOp):
         base = colors[op.reg.id] + (op.part or 0)
-        file = op.reg.cls
-        return Reg(file, base, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix)
+        key = (op.reg.cls, base, op.neg, op.abs, op.inv, op.suffix)
+        reg = _PHYSICAL.get(key)
+        if reg is None:
+            reg = _PHYSICAL[key] = Reg(op.reg.cls, base, neg=op.neg, abs=op.abs, inv=op.inv,
+                                       suffix=op.suffix)
+        return reg
     if isinstance(op, VMem):
         base = None
         if op.base is not None:
@@ -125,13 +139,20 @@ def _physical(op, colors, mf: MFunction):
     return op
 
 
+# (file, index) -> that tuple: one per register for every instruction's reads and writes
+# (they live until the schedule is written: 3 new tuples a statement of lineops:40000)
+_PAIRS: dict[tuple, tuple] = {}
+
+
 def _footprint(mi: MInstr, colors, mf: MFunction):
     reads, writes = [], []
     for i, op in enumerate(mi.operands):
         if isinstance(op, VOp):
-            base = colors[op.reg.id] + (op.part or 0)
-            regs = [(op.reg.cls, base + k) for k in range(max(op.width, mi.widths.get(i, 1)))]
-            (writes if i < mi.ndefs else reads).extend(regs)
+            base, cls = colors[op.reg.id] + (op.part or 0), op.reg.cls
+            into = writes if i < mi.ndefs else reads
+            for k in range(max(op.width, mi.widths.get(i, 1))):
+                pair = (cls, base + k)
+                into.append(_PAIRS.setdefault(pair, pair))
         elif isinstance(op, ConstRef) and isinstance(op.ureg, VOp):
             reads.append(("R", colors[op.ureg.reg.id] + (op.ureg.part or 0)))
         elif isinstance(op, Reg) and op.gdesc:        # wgmma's descriptors: A's pair, B's pair
@@ -342,14 +363,17 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
+    fold_shift_adds(mf)
     fold_float_signs(mf)
     fold_lop3_chains(mf)
+    lop3_copies(mf)
     fold_lop3_predicates(mf)
     fold_compare_chains(mf)
     combine_adds(mf)
     legalise_operand_slots(mf, info.name)
     read_high_halves(mf)
     remove_dead_parts(mf)
+    narrow_unread_high_products(mf)
     forward_moves(mf)
     if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
         select_uniform_datapath(mf, info.name)
@@ -359,6 +383,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     limit = _register_limit(fn, max_registers, info)
     _check_fixed_registers(mf, limit, fn.name, filename)
     if not keep_order:
+        split_parts(mf)
         solved: dict = {}          # remat_invariants' liveness, while the code stays as it left it
         remat_invariants(mf, solved=solved)
         if sink_to_successor(mf):
@@ -619,6 +644,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         slots += _callee_prologue(kernel)
     body_lines = body_lines or {}
     _with_line(slots, body_lines.get(fn.name))
+    for c in (kernel, *callees):
+        forget_register_operands(c.mf)
     body, warp_sync_slots = _body_slots(kernel, "")
     slots.extend(body)
     slots[0].labels.insert(0, abi.ENTRY_LABEL)
@@ -829,7 +856,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))
         for fn in module.functions:
-            optimise(fn, contract)
+            # a kernel's own shared variables sit where kernel_layout puts them (not under -c:
+            # there the linker places them)
+            aligns = (own_shared_alignments(fn, info.reserved_shared_bytes)
+                      if fn.is_entry and not relocatable else None)
+            optimise(fn, contract, aligns)
             if verify:     # (the fuzzer's runner: a pass that breaks SSA is a crash, not a guess)
                 _verified(fn, filename)
     elif full_debug:

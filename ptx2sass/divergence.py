@@ -32,6 +32,10 @@ ALWAYS_DIVERGENT = {"atom", "shfl", "match", "mma", "wmma", "ldmatrix", "call", 
 # Warp-wide results: the same in every lane that computes them (a phi or a loop exit
 # makes them divergent where lanes computed them apart).
 WARP_UNIFORM = {"vote", "redux", "activemask"}
+# Results that differ between lanes whatever the operands, by position among the dests:
+# elect.sync's predicate is true in the elected lane alone (its `d`, the leader's lane,
+# is the same in every lane of the mask).
+PER_LANE_DESTS = {"elect": (1,)}
 
 
 def _operands(ins: ir.Instr):
@@ -247,6 +251,10 @@ def divergent_values(fn: ir.Function, loads_by_address: bool = False) -> set[int
             for ins in b.instrs:
                 if not ins.dests or all(d.id in div for d in ins.dests):
                     continue
+                for k in PER_LANE_DESTS.get(ins.opcode, ()):
+                    if k < len(ins.dests) and ins.dests[k].id not in div:
+                        div.add(ins.dests[k].id)
+                        changed = True
                 from_data = ins.opcode not in WARP_UNIFORM and any(
                     isinstance(v, ir.Value) and (v.id in div or leaky(v, b)) for v in _operands(ins))
                 if (from_data or _source_divergent(ins, fn.is_entry, loads_by_address)

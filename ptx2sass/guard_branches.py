@@ -5,14 +5,15 @@ PTX lets any instruction take a guard; a guarded instruction that is not execute
 its destinations (and the carry flag) as they were. Where the selection writes one SASS
 instruction the guard goes on it; where it writes a sequence with temporaries (integer and
 IEEE division, the MUFU-based approximations, 64-bit bit-field operations, saturating
-conversions from 64-bit integers, rounding to tf32, min/max.f64, the compare-and-swap loops of 16-bit atomics
+conversions from 64-bit integers, rounding to tf32, sm_90's %clusterid/%cluster_ctaid, min/max.f64, the compare-and-swap loops of 16-bit atomics
 and of the atomics the shared unit lacks, shared or generic; the bulk and tensor copies' loops
 over the lanes) a guard on every instruction of
 the sequence would leave temporaries partly defined. (Carry chains stay refused: the carry
 flag does not cross blocks yet.) A branch around the whole instruction
 has the same meaning (the skipped lanes keep their destinations; a divergent guard
 reconverges after the label like any other branch). Fuzz campaigns refused these as
-"guarded `rem`/`div`/`min.f64`/`tanh`/`ex2`/`rcp`/`bfe.s64`/`cvt.sat.u8.u64` not supported".
+"guarded `rem`/`div`/`min.f64`/`tanh`/`ex2`/`rcp`/`bfe.s64`/`cvt.sat.u8.u64` not supported"
+(and sm_90a's "guarded `mov`" of %clusterid.x, fuzz 45000057/45000141).
 """
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ from ptx2sass.frontend import ast
 EXPANDED = frozenset({"div", "rem", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh"})
 # opcodes that are a sequence on 64-bit operands
 EXPANDED_64 = frozenset({"popc", "brev", "bfi", "bfe", "clz", "bfind"})
+# special registers read through a sequence (sm_90's %clusterid/%cluster_ctaid: %ctaid
+# divided by the cluster's shape, isel/special_regs.py)
+EXPANDED_SPECIALS = frozenset({"%clusterid", "%cluster_ctaid"})
 WIDE_INTEGERS = frozenset({".b64", ".s64", ".u64"})
 INTEGERS = frozenset({".b8", ".s8", ".u8", ".b16", ".s16", ".u16", ".b32", ".s32", ".u32", *WIDE_INTEGERS})
 
@@ -61,6 +65,8 @@ def expands(ins: ast.Instruction) -> bool:
         # lane's guard holds would still issue it once, with stale operands
         return True
     if op in EXPANDED:
+        return True
+    if op == "mov" and any(isinstance(o, ast.Name) and o.name in EXPANDED_SPECIALS for o in ins.operands):
         return True
     if op in EXPANDED_64 and mods & WIDE_INTEGERS:
         return True

@@ -37,7 +37,7 @@ class VReg:
         return f"%{self.cls.lower()}{self.id}" + (f"x{self.width}" if self.width > 1 else "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VOp:
     """A register operand on a virtual register: the whole register (`part` None) or one
     32-bit part of a wide one; `neg`/`abs`/`inv`/`suffix` as on `encoder.model.Reg`."""
@@ -53,7 +53,7 @@ class VOp:
         return self.reg.width if self.part is None else 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VMem:
     """A memory address on a virtual base register: `[%r.64+offset]` (`wide`) or `[%r+offset]`;
     the base may also be a physical register (the stack pointer R1, RZ) or None (`[imm]`)."""
@@ -168,6 +168,15 @@ class MFunction:
 
 
 _NO_REGISTER = frozenset({Reg, Imm, SpecialReg, Label, Reloc, IndexList, str, int})   # exact types
+
+
+def forget_register_operands(mf: MFunction) -> None:
+    """Drop the answers `register_operands` keeps on `mf`'s instructions (for when the
+    passes that ask are done: they are ~0.5 KB an instruction, and the instructions live
+    until the cubin is written)."""
+    for b in mf.blocks:
+        for ins in b.instrs:
+            ins.__dict__.pop("_register_operands", None)
 
 
 def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:

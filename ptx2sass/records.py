@@ -87,6 +87,9 @@ def _init(cls, fields, frozen: bool, slots: bool = False):
     positional, keyword, body = [], [], []
     direct = frozen and not slots and fields and not any(
         "__slots__" in vars(k) for k in cls.__mro__[:-1])     # (a slot is no `__dict__` entry)
+    # a frozen class's own slots are filled through their descriptors (one C call a field,
+    # without `object.__setattr__`'s look-up of the name)
+    own_slots = set(vars(cls).get("__slots__", ())) if frozen and slots else set()
     for f in fields:
         if f.default is not MISSING:
             env[f"_dflt_{f.name}"] = f.default
@@ -101,6 +104,9 @@ def _init(cls, fields, frozen: bool, slots: bool = False):
         (keyword if f.kw_only else positional).append(param)
         if direct:
             body.append(f"_own[{f.name!r}] = {value}")
+        elif f.name in own_slots:
+            env[f"_set_{f.name}"] = vars(cls)[f.name].__set__
+            body.append(f"_set_{f.name}(self, {value})")
         else:
             body.append(f"__object_setattr(self, {f.name!r}, {value})" if frozen
                         else f"self.{f.name} = {value}")

@@ -1,5 +1,6 @@
 """The slow paths of the IEEE sequences (isel/ieee.py: `div.rn`, `rcp.rn`, `sqrt.rn` on f32,
-with and without .ftz, and on f64) as subroutines: one copy per kernel that uses them,
+with and without .ftz, and on f64) and 64-bit integer `div`/`rem` by a register
+(isel/intdiv.py) as subroutines: one copy per kernel that uses them,
 after its code, reached with `CALL.REL.NOINC` from each use's fast path (only by the lanes
 the range test rejects) and left with `RET.REL.NODEC`.
 
@@ -20,7 +21,7 @@ select the slow path alone.
 """
 from __future__ import annotations
 
-from ptx2sass import abi
+from ptx2sass import abi, ir
 from ptx2sass.records import dataclass
 
 SLOW_PATH = "ieee_slow_path"     # ir.Function attribute: the function is this kind's body
@@ -37,6 +38,12 @@ NAMES = {
     ("div", "f64", False): "$__cuda_sm20_div_rn_f64_full",
     ("rcp", "f64", False): "$__cuda_sm20_dblrcp_rn_slowpath_v3",
     ("sqrt", "f64", False): "$__cuda_sm20_dsqrt_rn_f64_mediumpath_v1",
+    # 64-bit integer division by a register (isel/intdiv.py): ptxas calls these from every
+    # use, signs and by-zero results inside
+    ("div", "u64", False): "$__cuda_sm20_div_u64",
+    ("rem", "u64", False): "$__cuda_sm20_rem_u64",
+    ("div", "s64", False): "$__cuda_sm20_div_s64",
+    ("rem", "s64", False): "$__cuda_sm20_rem_s64",
 }
 
 
@@ -44,7 +51,11 @@ NAMES = {
 # even for one): one use gains no code from a call and pays its moves, its return and its
 # register constraints. f64 kinds stay inline (None): called, they cost SM cycles on the
 # corpora (complex_double_ops +4%, special_f64 +3%; A/B in docs/STATUS.md, branch divsub33).
-MIN_USES = {"f32": 2, "f64": None}
+# 64-bit integer division stays inline too: called from the second use on, it cost SM
+# cycles (tinygrad mod_uint64 E_125_2_4, four independent `rem.u64`: 1831 -> 2045, the
+# inline copies interleave and the calls do not; dsp_fixed sqrt_q16 2409 -> 2444; branch
+# idiv33).
+MIN_USES = {"f32": 2, "f64": None, "u64": None, "s64": None}
 
 
 def called(kind, uses: int) -> bool:
@@ -54,7 +65,10 @@ def called(kind, uses: int) -> bool:
 
 
 def kind_of(ins) -> tuple | None:
-    """The slow path an IR instruction needs (a key of NAMES), or None."""
+    """The slow path an IR instruction needs (a key of NAMES), or None. A 64-bit division
+    by a constant has none (isel/intdiv.py's estimate is known at compile time)."""
+    if ins.opcode in ("div", "rem") and ins.type in ("u64", "s64"):
+        return None if isinstance(ins.srcs[1], ir.Const) else (ins.opcode, ins.type, False)
     if ins.opcode not in ("div", "rcp", "sqrt") or "rn" not in ins.modifiers:
         return None
     if ins.type == "f32":
@@ -73,15 +87,24 @@ class Subroutine:
     compiled: object
 
 
+INTEGER = ("u64", "s64")
+
 _compiled: dict = {}          # (arch name, kind) -> Subroutine
+
+
+def _order(kind, n: int) -> list:
+    """The operands in the order the subroutine receives them: an integer division takes
+    its divisor first (R4:R5, where its body's allocation wants it: with the dividend
+    there, each call began with six moves swapping the two pairs)."""
+    return [1, 0] if kind[1] in INTEGER else list(range(n))
 
 
 def _text(kind, arch: str) -> str:
     opcode, ty, ftz = kind
-    n = 2 if opcode == "div" else 1
-    params = ", ".join(f".reg .{ty} %a{k}" for k in range(n))
+    n = 2 if opcode in ("div", "rem") else 1
+    params = ", ".join(f".reg .{ty} %a{k}" for k in _order(kind, n))
     srcs = ", ".join(f"%a{k}" for k in range(n))
-    mods = ".rn.ftz" if ftz else ".rn"
+    mods = ".rn.ftz" if ftz else "" if ty in INTEGER else ".rn"
     return (f".version 9.0\n.target {arch}\n.address_size 64\n"
             f".func (.reg .{ty} %q) slow_path({params})\n{{\n"
             f"\t{opcode}{mods}.{ty} %q, {srcs};\n\tret;\n}}\n")
@@ -106,9 +129,10 @@ def subroutine(kind, info) -> Subroutine:
                           if f in ("R", "UR", "P", "UP") and not (f == "R" and i in (abi.STACK_POINTER, 255))
                           and not (f in ("P", "UP") and i == 7)}
                          | {("R", abi.RETURN_ADDRESS), ("R", abi.RETURN_ADDRESS + 1)})
-        width = 2 if kind[1] == "f64" else 1
-        n = 2 if kind[0] == "div" else 1
-        args = [(abi.FIRST_ARGUMENT + width * k, width) for k in range(n)]
+        width = 2 if kind[1] in ("f64", *INTEGER) else 1
+        n = 2 if kind[0] in ("div", "rem") else 1
+        order = _order(kind, n)
+        args = [(abi.FIRST_ARGUMENT + width * order.index(k), width) for k in range(n)]
         _compiled[key] = Subroutine(fn.name, args, (abi.FIRST_ARGUMENT, width),
                                     tuple(written), c)
     return _compiled[key]

@@ -494,6 +494,24 @@ def kernel_layout(fn: ir.Function, module: ir.Module, mod: ModuleLayout,
     return KernelLayout(placements, section, align, frame, slots, symbols)
 
 
+def own_shared_alignments(fn: ir.Function, reserved_shared: int, cap: int = 16) -> dict[str, int]:
+    """The alignment (a power of two up to `cap`) of each static `.shared` variable a kernel
+    declares, as `kernel_layout` places it: its own variables come first, in order, from
+    `reserved_shared`, so their offsets are known before the module's variables (placed
+    after them) are. At least the declared `.align`; the optimiser vectorises by it."""
+    out, size = {}, reserved_shared
+    for v in fn.locals:
+        if v.space != "shared" or v.extern or v.size == 0:
+            continue
+        at = align_up(size, v.align)
+        size = at + v.size
+        known = cap
+        while known > 1 and at % known:
+            known //= 2
+        out[v.name] = max(v.align, known)
+    return out
+
+
 @dataclass
 class DebugShared:
     """-g: one kernel's shared window as ptxas -g lays it out (`debug_shared_layout`)."""

@@ -37,18 +37,24 @@ def fresh_writes(mf: MFunction) -> set[tuple[int, int]]:
     """(id(instruction), vreg id) of guarded or partial writes of a register that no path
     from the entry has written before (precoloured registers count as written at entry).
     Recompute after any change to the function: the keys are object ids."""
-    # register sets as bit masks (bit k: the k-th register): one set per block each of
-    # hundreds of registers was this pass's memory where loops nest hundreds deep
+    # each instruction's registers listed once, for all walks (this pass runs before each
+    # liveness solution of the allocator and the schedulers)
+    operands = [[register_operands(ins) for ins in b.instrs] for b in mf.blocks]
+    # only a register that some guarded or partial write defines can be fresh: the others
+    # get no bit (whether a register was written depends on its own writes only)
+    guarded = {op.reg.id for b, ops_of in zip(mf.blocks, operands) for ins, ops in zip(b.instrs, ops_of)
+               for _, op, d in ops if d and (ins.guard is not None or op.part is not None)}
+    # register sets as bit masks (bit k: the k-th such register): one set per block each of
+    # hundreds of registers was this pass's memory where loops nest hundreds deep; a bit
+    # for every register made the masks' sizes grow as the square of the register count
+    # (bench/memory_scaling.py's lineops:40000: 88 MB of its peak)
     bit = {v.id: 1 << k for k, v in enumerate(
-        v for v in mf.vregs if v.id not in mf.precolored)}
+        v for v in mf.vregs if v.id in guarded and v.id not in mf.precolored)}
     if not bit:
         return set()
     n = len(mf.blocks)
     index = {id(b): i for i, b in enumerate(mf.blocks)}
     written = [0] * n
-    # each instruction's registers listed once, for both walks (this pass runs before each
-    # liveness solution of the allocator and the schedulers)
-    operands = [[register_operands(ins) for ins in b.instrs] for b in mf.blocks]
     for i, b in enumerate(mf.blocks):
         for ops in operands[i]:
             for _, op, d in ops:

@@ -26,6 +26,12 @@ values ready long before their use (an unrolled hash's message schedule) are com
 it rather than in the first free slot; it is kept where it needs fewer registers at about
 the same in-order estimate.
 
+Where the order chosen needs more than CHAIN_ABOVE registers, a chain order is tried too:
+only the instructions feeding the first few outputs not yet issued (stores, values live
+after the block) may go, and those of the next few fill the slots they leave free, so
+equal-height chains (four unrolled 64-bit hashes, each ending in its store) are computed a
+few at a time instead of all side by side.
+
 Where the order chosen needs more registers than the source order (up to PRESSURE_LIMIT),
 the same latency order capped lower is tried too (`TRIM_COST`): outputs all ready at once
 after a division's slow path (a lattice-Boltzmann collision's nine equilibria and
@@ -89,6 +95,25 @@ DEFER_COST = 0.01
 TRIM_COST = 0.02
 TRIM_STEP = 8
 TRIM_FLOOR = 16
+# The chain order (`_chain_choice`), tried where the order chosen needs more than CHAIN_ABOVE
+# registers, with (chains, chains filling free slots) as CHAIN_WIDTHS, fewest registers
+# first: kept where it needs fewer registers at no more in-order estimate, or CHAIN_GAIN
+# fewer at most CHAIN_COST above (a gain of one or two registers was not worth the order:
+# flash_attn_causal's loop 58 -> 57 live at +1.6%, its row sums no longer overlapping the
+# other row's MUFUs). Off (None) by default: on, the held-out tinygrad part got worse
+# (registers x1.0021, SM cycles x1.0013; round_float64 60 -> 68 registers and twice the
+# single-warp cycles at a lower in-order estimate) and large blocks compiled up to 70%
+# slower (crypto_rounds); 0.02 is the setting measured (docs/STATUS.md, branch regs33).
+CHAIN_COST: float | None = None
+CHAIN_ABOVE = 32
+CHAIN_GAIN = 8
+CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
+# the capped latency order counts a group of four filled part by part (a vector store's
+# values copied in after an IMPLICIT_DEF) by the parts written, as `_pressure` does; False:
+# whole at its IMPLICIT_DEF (A/B runs). Pairs too cost registers on f64 code (math_f64
+# transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
+PARTS_IN_CAP = True
+PARTS_MIN_WIDTH = 4
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -344,7 +369,8 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
                      live_after: set[int] = frozenset(), live_in: set[int] = frozenset(),
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
                      register_limit: int | None = None, p_ids: set[int] | None = None,
-                     predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None) -> list[MInstr]:
+                     predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None,
+                     chains: tuple[int, int] | None = None) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -354,7 +380,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     starts = [k for k, ins in enumerate(region) if ins.opcode == IMPLICIT_DEF]
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit, defer)
+                                          register_limit, p_ids, predicate_limit, defer, chains)
     rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
     order = {id(ins): k for k, ins in enumerate(region)}
     pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
@@ -362,7 +388,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit, defer):
+                                          register_limit, p_ids, predicate_limit, defer, chains):
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
@@ -380,7 +406,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                                register_limit: int | None = None,
                                p_ids: set[int] | None = None,
                                predicate_limit: int = PREDICATE_LIMIT,
-                               defer: int | None = None) -> list[MInstr]:
+                               defer: int | None = None,
+                               chains: tuple[int, int] | None = None) -> list[MInstr]:
     """`register_limit` (with `width`, the R vregs' sizes): while that many 32-bit
     registers are live, an instruction that adds to them waits for one that does not (a
     load waits for the FMA that consumes an earlier load), as long as one is on its way.
@@ -438,8 +465,10 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     capped = register_limit is not None and width is not None
     deferring = defer is not None and width is not None
     if capped or deferring:
-        rdefs = [[op.reg.id for _, op, d in register_operands(ins) if d and op.reg.id in width]
-                 for ins in region]
+        # counted per 32-bit part as `_pressure` counts: an IMPLICIT_DEF holds none of a group
+        # filled part by part (a vector store's values copied in), each part written adds one
+        rdefs = [[(op.reg.id, op.part if PARTS_IN_CAP and width[op.reg.id] >= PARTS_MIN_WIDTH else None)
+                  for _, op, d in register_operands(ins) if d and op.reg.id in width] for ins in region]
         rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
                   for ins in region]
         rreaders: dict[int, int] = {}
@@ -447,18 +476,38 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
             for v in set(reads):
                 rreaders[v] = rreaders.get(v, 0) + 1
         live_r = {v for v in live_in if v in width and (rreaders.get(v, 0) > 0 or v in live_after)}
-        r_cur = [sum(width[v] for v in live_r)]
+        held = {v: width[v] for v in live_r}        # v -> its parts counted
+        parts: dict[int, set[int]] = {}               # v -> the parts written (part by part)
+        r_cur = [sum(held.values())]
+        none_held = [PARTS_IN_CAP and ins.opcode == IMPLICIT_DEF and all(
+            width.get(op.reg.id, 1) >= PARTS_MIN_WIDTH for _, op, d in register_operands(ins) if d)
+            for ins in region]
     if deferring:
         top = max((h for h in height if h < 1 << 20), default=0)
         latest = [top - min(h, top) for h in height]
         clock = [0]
 
+    def _wanted(v: int) -> bool:
+        return rreaders.get(v, 0) > 0 or v in live_after
+
+    def _born(j: int) -> int:
+        """Registers `j`'s writes add (whole values: their width less what is held)."""
+        if none_held[j]:
+            return 0
+        n = 0
+        for v, part in set(rdefs[j]):
+            if not _wanted(v):
+                continue
+            if part is None:
+                n += width[v] - held.get(v, 0)
+            elif part not in parts.get(v, ()) and held.get(v, 0) < width[v]:
+                n += 1
+        return n
+
     def _adds_registers(j: int) -> int:
-        born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
-                   and (rreaders.get(v, 0) > 0 or v in live_after))
-        dying = sum(width[v] for v in set(rreads[j]) if rreaders.get(v) == 1 and v not in live_after
+        dying = sum(held.get(v, 0) for v in set(rreads[j]) if rreaders.get(v) == 1 and v not in live_after
                     and v in live_r)
-        return born - dying
+        return _born(j) - dying
 
     def fits(j: int) -> bool:
         if len(live_p) >= predicate_limit and _adds_predicates(j) > 0:
@@ -508,10 +557,15 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         one load at a time)."""
         def key(item):
             j = item[1]
-            born = sum(width[v] for v in set(rdefs[j]) if v not in live_r
-                       and (rreaders.get(v, 0) > 0 or v in live_after))
-            shared = sum(width[v] / rreaders[v] for v in set(rreads[j])
+            born = _born(j)
+            shared = sum(held.get(v, 0) / rreaders[v] for v in set(rreads[j])
                          if v in live_r and v not in live_after and rreaders.get(v, 0) > 0)
+            if PARTS_IN_CAP:
+                # a part written into a group (a vector store's values) brings the store
+                # that frees the whole group nearer: its share of it, as `shared` counts a
+                # source's share (a constant's part against the next load: a tie the loads
+                # won until every one was in flight)
+                shared += sum(1 for v, part in set(rdefs[j]) if part is not None and _wanted(v))
             full = len(live_p) >= predicate_limit and _adds_predicates(j) > 0
             return (full, born - shared, item)
         best = min(ready, key=key)
@@ -525,11 +579,21 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 rreaders[v] -= 1
                 if rreaders[v] == 0 and v not in live_after and v in live_r:
                     live_r.discard(v)
-                    r_cur[0] -= width[v]
-            for v in set(rdefs[j]):
-                if v not in live_r and (rreaders.get(v, 0) > 0 or v in live_after):
-                    live_r.add(v)
-                    r_cur[0] += width[v]
+                    r_cur[0] -= held.pop(v, 0)
+                    parts.pop(v, None)
+            for v, part in set(rdefs[j]):
+                if not _wanted(v):
+                    continue
+                live_r.add(v)
+                if none_held[j]:
+                    continue
+                was = held.get(v, 0)
+                if part is None:
+                    held[v] = width[v]
+                elif part not in parts.setdefault(v, set()):
+                    parts[v].add(part)
+                    held[v] = min(width[v], was + 1)
+                r_cur[0] += held[v] - was
         for v in preads[j]:
             readers[v] -= 1
             if readers[v] <= 1:       # what _adds_predicates reads of v changes only here
@@ -540,10 +604,85 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         for v in pdefs[j]:
             if readers.get(v, 0) > 0 or v in live_after:
                 live_p.add(v)
+    if chains is not None:
+        choose, issued = _chain_choice(region, succs, live_after, chains, fits, choose, issued)
     units = [lat.queue_of(ins.opcode) for ins in region]
     return [region[j] for j in issue_order(succs, npreds, height, choose, issued, units=units,
                                            occupancy=lat.UNIT_OCCUPANCY,
                                            clock=clock if deferring else None)]
+
+
+def _chain_choice(region: list[MInstr], succs, live_after: set[int], chains: tuple[int, int], fits, choose,
+                  issued):
+    """`choose` and `issued` for the chain order: each instruction belongs to the earliest
+    of the region's outputs it feeds (a store, a value live after the region, anything not
+    pure). `chains` = (first, filling): the instructions of the first `first` outputs not
+    yet issued go in latency order among themselves (loads always may: their latency is the
+    one worth covering); where none of them is ready, those of the next `filling` outputs
+    fill the slot; the others wait while one of the first is on its way. Equal chains (four
+    unrolled hashes, each ending in its store) are then computed a few at a time, the next
+    starting as one ends, instead of all side by side with every one's values live
+    (bits_hash splitmix_xorshift's block: 46 live in the latency order, 36 at (2, 2) at a
+    lower in-order estimate; with regalloc/split_parts.py, 23 at (1, 1), 1.3% above)."""
+    n = len(region)
+    sink = [False] * n
+    for j, ins in enumerate(region):
+        defs = [op.reg.id for _, op, d in register_operands(ins) if d]
+        sink[j] = (not defs or not (ins.opcode in PURE or ins.opcode in (COPY, IMPLICIT_DEF))
+                   or any(v in live_after for v in defs))
+    rank = [n] * n
+    for i in range(n - 1, -1, -1):
+        rank[i] = min([i if sink[i] else n] + [rank[k] for k, _ in succs[i]])
+    pending = sorted(j for j in range(n) if sink[j])
+    gone: set[int] = set()
+    first, filling = chains
+
+    def limit(count: int) -> int:
+        """The `count`-th output not yet issued (n: fewer are left)."""
+        while pending and pending[0] in gone:
+            pending.pop(0)
+        seen = 0
+        for j in pending:
+            if j not in gone:
+                seen += 1
+                if seen == count:
+                    return j
+        return n
+
+    def allowed(j: int, top: int) -> bool:
+        return rank[j] <= top or region[j].opcode in LOADS
+
+    def among(ready, waiting, pop, top):
+        """`choose` over the ready instructions `allowed` under `top` (None where there
+        are none), the others put back after: the latency order's own choice among them
+        (its unit-bound tie-break included)."""
+        held = [item for item in ready if not allowed(item[1], top)]
+        if len(held) == len(ready):
+            return None
+        if held:
+            ready[:] = [item for item in ready if allowed(item[1], top)]
+            heapq.heapify(ready)
+        j = choose(ready, waiting, pop)
+        for item in held:
+            heapq.heappush(ready, item)
+        return j
+
+    def chain_choose(ready, waiting, pop):
+        top = limit(first)
+        j = among(ready, waiting, pop, top)
+        if j is None and filling:
+            j = among(ready, waiting, pop, limit(first + filling))   # a free slot for the next chains
+        if j is not None:
+            return j
+        if any(allowed(k, top) for _, _, k in waiting):
+            return None
+        return choose(ready, waiting, pop)
+
+    def chain_issued(j: int) -> None:
+        if sink[j]:
+            gone.add(j)
+        issued(j)
+    return chain_choose, chain_issued
 
 
 def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel, width: dict[int, int],
@@ -856,7 +995,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         p_count = _live_count(units_out[bi], preds, p_units)
         p_before = _pressure(b.instrs, units_out[bi], preds, fresh, live_count=p_count)
 
-        def ordered(p_limit, cap=None, defer=None):
+        def ordered(p_limit, cap=None, defer=None, chains=None):
             """The latency order (capped at `cap` registers) keeping at most `p_limit`
             predicates live where it can. Above PREDICATE_LIMIT, an order that went past it
             (only compares were ready, the guards they lead to waiting for them) is made
@@ -866,7 +1005,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                                       lambda region, after, before: _schedule_region(
                                           region, vfile, lat, after, before, tied,
                                           width if cap is not None or defer is not None else None,
-                                          cap, p_ids, p_cap, defer))
+                                          cap, p_ids, p_cap, defer, chains))
             got = once(p_limit)
             if p_limit > PREDICATE_LIMIT and got != b.instrs:
                 over = _pressure(got, units_out[bi], preds, fresh, live_count=p_count) - p_limit
@@ -943,6 +1082,20 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     trimmed_pressure = _pressure(trimmed, units_out[bi], width, fresh, r_units, count)
                     if trimmed_pressure < after and _in_order_cycles(trimmed, vfile, lat, FAR_LOAD) <= limit_far:
                         out, after = trimmed, trimmed_pressure
+                        break
+            if CHAIN_COST is not None and after > CHAIN_ABOVE and out != b.instrs:
+                # whole chains a few at a time (`_chain_choice`): kept where that needs fewer
+                # registers for no more than CHAIN_COST of the in-order estimate
+                limit_far = (1 + CHAIN_COST) * _in_order_cycles(out, vfile, lat, FAR_LOAD)
+                for width_ in CHAIN_WIDTHS:
+                    chained = ordered(p_limit, chains=width_)
+                    if chained == out or chained == b.instrs:
+                        continue
+                    chained_pressure = _pressure(chained, units_out[bi], width, fresh, r_units, count)
+                    est = _in_order_cycles(chained, vfile, lat, FAR_LOAD)
+                    if chained_pressure < after and (est <= limit_far / (1 + CHAIN_COST) or (
+                            chained_pressure <= after - CHAIN_GAIN and est <= limit_far)):
+                        out, after = chained, chained_pressure
                         break
             if out == b.instrs:
                 return None

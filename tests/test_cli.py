@@ -59,12 +59,30 @@ SPARSE = GOOD.replace(".version 8.0", ".version 8.5").replace(".reg .b32 %r<2>;"
         "{%s2, %s3}, {%s0, %s1, %s2, %s3}, %s1, 0x0;\n" for sp in ("sp", "sp::ordered_metadata", "sp"))
     + "\tadd.u32 %r1, %s4, %s7;")
 
+# cp.async.bulk[.tensor] .multicast::cluster: ptxas's advisory on every target but sm_90a and
+# the sm_100a-like ones, once per instruction (a warning: -w, -Werror, its suppress option)
+MULTICAST = """.version 8.7
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+\t.reg .b64 %rd1;
+\t.shared .align 128 .b8 sbuf[1024];
+\t.shared .align 8 .b64 mbar;
+\tld.param.u64 %rd1, [p];
+\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [sbuf], [%rd1], 256, [mbar], 5;
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [sbuf], [%rd1, {{1, 2}}], [mbar], 3;
+\tret;
+}}
+"""
+
 KERNEL = GOOD[GOOD.index(".visible"):]
 
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
           "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
+          **{f"mc_{a}.ptx": MULTICAST.format(arch=a) for a in ("sm_90", "sm_90a", "sm_100", "sm_100a")},
           # syntax errors before the header is complete
           "hdr1.ptx": ".target sm_89\nfoo\n", "hdr2.ptx": "/* x\n */ .version 8.0\nfoo\n",
           "hdr3.ptx": "\n\n  foo bar\n", "hdr4.ptx": ".version 8.0 .target\n",
@@ -137,6 +155,9 @@ CASES = [
     ("-arch=sm_89 sparse.ptx", "elf.o"), ("-arch=sm_89 -w -Werror sparse.ptx", "elf.o"),
     ("-arch=sm_120 sparse.ptx", "elf.o"), ("-arch=compute_89 sparse.ptx", "elf.o"),
     ("-arch=sm_89 -suppress-sparse-mma-advisory-info sparse.ptx", "elf.o"),
+    *((f"-arch={a} mc_{a}.ptx", "elf.o") for a in ("sm_90", "sm_90a", "sm_100", "sm_100a")),
+    ("-arch=sm_90 -w mc_sm_90.ptx", "elf.o"), ("-arch=sm_90 -Werror mc_sm_90.ptx", "elf.o"),
+    ("-arch=sm_100 -suppress-async-bulk-multicast-advisory-warning mc_sm_100.ptx", "elf.o"),
     ("-arch=sm_89 -pic=true -suppress-position-independent-code-warning k.ptx", "elf.o"),
     ("-arch=sm_89 -pic=true -Werror k.ptx", "elf.o"),
     ("-arch=sm_89 -apply-controls nothere.txt k.ptx", "elf.o"),

@@ -72,6 +72,9 @@ CASES = {
     "load_im2col3": f"{L}.3d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4}}], [%bar], {{%h1}};",
     "load_im2col4": f"{L}.4d{LOAD}.im2col{MB} [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}};",
     "load_im2col5": f"{L}.5d{LOAD}.im2col{MB} [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar], {{%h2, %h1, %h2}};",
+    # offsets past their 5 bits: ptxas's sum (off0 + off1 << 5 + off2 << 10), not masked
+    # fields (found by tools/tensor_copy_variants, branch tensor33)
+    "load_im2col5_wide": f"{L}.5d{LOAD}.im2col{MB} [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar], {{0x31f4, 6433, 29762}};",
     "load_im2col_multicast": f"{L}.4d{LOAD}.im2col{MB}.multicast::cluster [%sa], [%rd1, {{%r2, %r3, %r4, %r5}}], [%bar], {{%h1, %h2}}, %h2;",
     # guarded (%p: threads 0-19, none of the second warp's): a branch around, as ptxas
     "load_guarded": f"@%p {L}.2d{LOAD}{MB} [%sa], [%rd1, {{%r2, %r3}}], [%bar];",
@@ -91,7 +94,43 @@ CASES = {
     "prefetch_hint": "cp.async.bulk.prefetch.tensor.2d.L2.global.tile.L2::cache_hint [%rd1, {%r2, %r3}], %pol;",
     "prefetch_guarded": "@%p cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r2, %r3}];",
 }
-ARCHS = {"sm_90": "8.0", "sm_100": "8.7", "sm_120": "8.7"}
+ARCHS = {"sm_90": "8.0", "sm_100": "8.7", "sm_120": "8.7", "sm_100a": "8.7", "sm_120a": "8.7",
+         "sm_103a": "9.0", "sm_110a": "9.0", "sm_100f": "9.0"}
+G4 = ".tile::gather4"
+# the sm_100a modes (PTX 8.6; refused by name before branch tensor33): gather4 / scatter4 (a
+# column and four rows), im2col::w[::128] ({wHalo, wOffset}), cta_group::1/2
+CASES_100A = {
+    "gather4": f"{L}.2d{LOAD}{G4}{MB} [sbuf], [%rd1, {{%r1, 7, 9, 11, 13}}], [mbar];",
+    "gather4_lane": f"{L}.2d{LOAD}{G4}{MB} [%sb], [%rd3, {{%r1, %r2, %r3, %r4, %r5}}], [%bar];",
+    "gather4_cta": f"{L}.2d.shared::cta.global{G4}{MB} [%sb], [%rd1, {{%r5, %r2, %r3, %r4, %r1}}], [%bar];",
+    "gather4_multicast": f"{L}.2d{LOAD}{G4}{MB}.multicast::cluster [%sa], [%rd1, {{%r1, %r2, 3, %r4, 5}}], [%bar], %h2;",
+    "gather4_hint": f"{L}.2d{LOAD}{G4}{MB}.L2::cache_hint [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar], %pol;",
+    "gather4_pair": f"{L}.2d{LOAD}{G4}{MB}.cta_group::2 [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar];",
+    "gather4_one": f"{L}.2d{LOAD}{G4}{MB}.cta_group::1 [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar];",
+    "gather4_guarded": f"@%p {L}.2d{LOAD}{G4}{MB} [%sb], [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%bar];",
+    "scatter4": f"{L}.2d.global.shared::cta.tile::scatter4.bulk_group [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%sb];",
+    "scatter4_uniform": f"{L}.2d.global.shared::cta.tile::scatter4.bulk_group [%rd1, {{%r1, 2, 3, 4, 5}}], [sbuf];",
+    "scatter4_hint": f"{L}.2d.global.shared::cta.tile::scatter4.bulk_group.L2::cache_hint [%rd1, {{%r1, %r2, %r3, %r4, %r5}}], [%sb], %pol;",
+    "scatter4_add": "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile::scatter4.bulk_group [%rd1, {%r1, 2, 3, 4, 5}], [sbuf];",
+    "scatter4_xor": "cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile::scatter4.bulk_group [%rd1, {%r1, %r2, %r3, %r4, %r5}], [%sb];",
+    **{f"w{n}d": f"{L}.{n}d{LOAD}.im2col::w{MB} [%sb], [%rd1, {_coords(n, True)}], [%bar], {{%h1, %h2}};"
+       for n in (3, 4, 5)},
+    "w_constant": f"{L}.4d{LOAD}.im2col::w{MB} [sbuf], [%rd1, {{1, 2, 3, 4}}], [mbar], {{0xffff, 0x1f}};",
+    "w_mixed": f"{L}.3d{LOAD}.im2col::w{MB} [sbuf], [%rd1, {{1, 2, 3}}], [mbar], {{9, %h2}};",
+    "w128": f"{L}.4d{LOAD}.im2col::w::128{MB} [%sb], [%rd1, {{%r1, %r2, %r3, %r4}}], [%bar], {{%h2, %h1}};",
+    "w_multicast": f"{L}.4d{LOAD}.im2col::w{MB}.multicast::cluster [%sa], [%rd1, {{%r1, %r2, %r3, %r4}}], [%bar], {{%h1, %h2}}, %h2;",
+    "w_pair": f"{L}.4d{LOAD}.im2col::w{MB}.cta_group::2 [%sa], [%rd1, {{%r1, %r2, %r3, %r4}}], [%bar], {{%h1, 3}};",
+    "w_cta": f"{L}.3d.shared::cta.global.im2col::w{MB} [%sb], [%rd1, {{%r1, %r2, %r3}}], [%bar], {{%h1, %h2}};",
+    "tile_pair": f"{L}.1d{LOAD}{MB}.cta_group::2 [%sb], [%rd1, {{%r3}}], [%bar];",
+    "tile_one": f"{L}.2d{LOAD}{MB}.cta_group::1 [%sb], [%rd1, {{%r3, %r1}}], [%bar];",
+    "tile_multicast_pair": f"{L}.2d{LOAD}{MB}.multicast::cluster.cta_group::2 [%sa], [%rd1, {{%r2, %r3}}], [%bar], %h1;",
+    "im2col_pair": f"{L}.3d{LOAD}.im2col{MB}.cta_group::2 [%sa], [%rd1, {{%r2, %r3, %r4}}], [%bar], {{%h1}};",
+    "prefetch_gather4": f"cp.async.bulk.prefetch.tensor.2d.L2.global{G4} [%rd1, {{%r1, %r2, %r3, %r4, %r5}}];",
+    "prefetch_gather4_hint": f"cp.async.bulk.prefetch.tensor.2d.L2.global{G4}.L2::cache_hint [%rd1, {{%r1, 2, 3, 4, 5}}], %pol;",
+    "prefetch_w": "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w [%rd1, {%r1, %r2, %r3}], {%h1, %h2};",
+    "prefetch_w128": "cp.async.bulk.prefetch.tensor.5d.L2.global.im2col::w::128 [%rd1, {%r1, %r2, %r3, %r4, %r5}], {%h2, 7};",
+}
+CASES.update(CASES_100A)
 
 
 def kernel(case: str, arch: str = "sm_90") -> str:
@@ -113,6 +152,8 @@ def _issues(cubin: bytes, monkeypatch, params=None) -> list[tuple]:
         lane = int(lanes[0])
         ins = s.ins
         dims = int(next(m for m in ins.modifiers if m.endswith("D"))[0])
+        if {"GATHER4", "SCATTER4"} & set(ins.modifiers):      # a column and four rows
+            dims = 5
         first = {"UTMALDG": 2, "UTMAPF": 0}.get(ins.opcode, 1)
         block = ops_bulk._ureg(ins.operands[0])
         values = [ops_bulk._uvalue(w, type(block)("UR", block.index + k), lane)
@@ -146,7 +187,7 @@ def _check(case: str, arch: str, monkeypatch):
     assert _issues(ours, monkeypatch) == want
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(set(CASES) - set(CASES_100A)))
 def test_tensor_copy_roles_match_ptxas_sm90(case, monkeypatch):
     _check(case, "sm_90", monkeypatch)
 
@@ -160,10 +201,42 @@ def test_tensor_copy_roles_match_ptxas_blackwell(case, arch, monkeypatch):
     _check(case, arch, monkeypatch)
 
 
+@pytest.mark.parametrize("case", sorted(CASES_100A))
+def test_sm100a_modes_roles_match_ptxas(case, monkeypatch):
+    """gather4, scatter4 (copy and reduction), im2col::w[::128], cta_group: ptxas's mnemonic
+    and modifiers (`.GATHER4`, `.SCATTER4`, `.W`, `.W128`, `.2CTA`), and the values in each
+    role (the five coordinates, wHalo + (wOffset << 11) | mask << 16 ...), issue by issue."""
+    _check(case, "sm_100a", monkeypatch)
+
+
+@pytest.mark.parametrize("arch", ["sm_103a", "sm_110a", "sm_100f"])
+@pytest.mark.parametrize("case", ["gather4_pair", "w128", "scatter4_add", "tile_multicast_pair"])
+def test_sm100a_modes_on_the_other_sm100a_like_targets(case, arch, monkeypatch):
+    """ptxas takes the modes on sm_103a/f and sm_110a/f too (PTX 9.0), with the same SASS."""
+    _check(case, arch, monkeypatch)
+
+
+@pytest.mark.parametrize("case", ["gather4_cta", "w_cta"])
+def test_sm120a_shared_cta_modes_roles_match_ptxas(case, monkeypatch):
+    """gather4 and im2col::w into the CTA's own shared memory are taken on sm_120a too."""
+    _check(case, "sm_120a", monkeypatch)
+
+
 def test_emulator_faults_by_name_on_tensor_copies():
     """The tensor map's layout is the driver's, not public: the emulator names the copy."""
     ours = codegen.compile_ptx(kernel("load2d_lane"), "sm_90")
     with pytest.raises(EmuFault, match="UTMALDG .*tensor map"):
+        run(ours, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
+
+
+@pytest.mark.parametrize("case,opcode", [("gather4_lane", "UTMALDG"), ("w128", "UTMALDG"),
+                                         ("scatter4", "UTMASTG"), ("scatter4_add", "UTMASTG")])
+def test_emulator_faults_by_name_on_sm100a_modes(case, opcode):
+    """gather4's four rows, scatter4's, im2col::w's window: what they read and write is the
+    tensor map's box, layout and element size, in the driver's undocumented 128 bytes; the
+    PTX ISA names the rows but not the map, so the emulator refuses these copies by name too."""
+    ours = codegen.compile_ptx(kernel(case, "sm_100a"), "sm_100a")
+    with pytest.raises(EmuFault, match=f"{opcode} .*tensor map"):
         run(ours, "k", 1, 32, [np.uint64(0x7000_0000_1000), np.uint32(0), np.uint64(0)])
 
 
@@ -401,11 +474,65 @@ W_MODES = [
 def test_w_mode_im2col_is_not_the_plain_im2col(line):
     """ptxas 13.5 writes UTMALDG.4D.W / .W128 (UTMAPF ... .W) for the w-mode im2col, with the
     offsets {wHalo, wOffset}; ours wrote UTMALDG.4D.IM2COL for the 4d forms (two offsets, as
-    a 4d im2col's) until branch inv32's audit found it: a named refusal now, not the wrong copy."""
+    a 4d im2col's) until branch inv32's audit found it (refused by name then), and writes
+    ptxas's mnemonic since branch tensor33."""
     ptx = (".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
            ".reg .b64 %rd<4>; .reg .b32 %r<6>; .reg .b16 %h<3>;\nld.param.u64 %rd1, [p];\n"
            "mov.u32 %r1, 0; mov.u32 %r2, 8; mov.b16 %h1, 1; mov.b16 %h2, 2;\n" + line + "\nret;\n}\n")
     theirs = oracle.ptxas(ptx, "sm_100a")
-    assert theirs.ok and re.search(r"UTMA(LDG|PF)\S*\.W", oracle.nvdisasm(theirs.output))
-    with pytest.raises(CompileError, match="not supported yet"):
-        codegen.compile_ptx(ptx, "sm_100a")
+    assert theirs.ok
+    mnemonic = re.compile(r"UTMA(?:LDG|PF)\S*")
+    want = mnemonic.findall(oracle.nvdisasm(theirs.output))
+    assert want and all(re.search(r"\.W(128)?\b", m) for m in want)
+    assert mnemonic.findall(oracle.nvdisasm(codegen.compile_ptx(ptx, "sm_100a"))) == want
+
+
+TARGET_REFUSALS = [
+    # (line of tensor33's probe, target): ptxas 13.5.37's messages by target, all of them
+    (f"{L}.2d{LOAD}{G4}{MB} [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar];", "sm_90a"),
+    (f"{L}.2d{LOAD}{G4}{MB} [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar];", "sm_120a"),
+    (f"{L}.2d{LOAD}{G4}{MB} [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar];", "sm_100"),
+    (f"{L}.2d.shared::cta.global{G4}{MB} [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar];", "sm_90a"),
+    (f"{L}.2d{LOAD}{G4}{MB}.cta_group::1 [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar];", "sm_120a"),
+    (f"{L}.2d{LOAD}{MB}.cta_group::2 [sbuf], [%rd1, {{1, 2}}], [mbar];", "sm_90a"),
+    (f"{L}.2d.global.shared::cta.tile::scatter4.bulk_group [%rd1, {{1, 2, 3, 4, 5}}], [sbuf];", "sm_120a"),
+    ("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile::scatter4.bulk_group [%rd1, {1, 2, 3, 4, 5}], [sbuf];", "sm_90a"),
+    (f"{L}.3d{LOAD}.im2col::w{MB} [sbuf], [%rd1, {{1, 2, 3}}], [mbar], {{6, 7}};", "sm_120a"),
+    (f"{L}.3d.shared::cta.global.im2col::w{MB} [sbuf], [%rd1, {{1, 2, 3}}], [mbar], {{6, 7}};", "sm_90a"),
+    (f"{L}.3d.shared::cta.global.im2col::w::128{MB} [sbuf], [%rd1, {{1, 2, 3}}], [mbar], {{6, 7}};", "sm_120a"),
+    ("cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4 [%rd1, {1, 2, 3, 4, 5}];", "sm_120a"),
+    ("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col::w [%rd1, {1, 2, 3}], {6, 7};", "sm_90a"),
+    ("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col::w::128 [%rd1, {1, 2, 3, 4}], {6, 7};", "sm_120a"),
+    ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd1], [sbuf], 256, 0x1234;", "sm_90a"),
+    # a multicast into shared::cta (main compiled these; found by tools/tensor_copy_variants)
+    (f"{L}.2d.shared::cta.global{MB}.multicast::cluster [sbuf], [%rd1, {{1, 2}}], [mbar], %h1;", "sm_100a"),
+    (f"{L}.2d.shared::cta.global{G4}{MB}.multicast::cluster [sbuf], [%rd1, {{1, 2, 3, 4, 5}}], [mbar], %h1;", "sm_90a"),
+    (f"{L}.3d.shared::cta.global.im2col::w{MB}.multicast::cluster [sbuf], [%rd1, {{1, 2, 3}}], [mbar], {{6, 7}}, 5;", "sm_100a"),
+    ("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.multicast::cluster [sbuf], [%rd1], 256, [mbar], 5;", "sm_90a"),
+]
+
+
+@pytest.mark.parametrize("line,arch", TARGET_REFUSALS)
+def test_sm100a_modes_refused_by_target_in_ptxas_words(line, arch):
+    """Where ptxas refuses a mode by target, ours refuses it with the same messages (it
+    compiled none of them before, "not supported yet" on every target)."""
+    ptx = REFUSAL_KERNEL.format(v="8.7", arch=arch, line=line)
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    want = [l.split("error   : ")[1] for l in theirs.stderr.splitlines() if "error   :" in l]
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
+           if "error   :" in l]
+    assert got == want
+
+
+@pytest.mark.parametrize("seed", range(0, 100, 10))
+def test_random_sm100a_mode_spellings_match_ptxas(seed):
+    """A sample of tools/tensor_copy_variants (random spellings of the sm_100a modes: the
+    verdict, a refusal's messages, each issue's roles), seeds 0:100 step 10."""
+    import random
+
+    from tools import tensor_copy_variants as tcv
+    status, detail = tcv.check(tcv.variant(random.Random(seed)), "sm_100a")
+    assert status in ("match", "both-refused"), detail

@@ -191,13 +191,15 @@ def test_guarded_copies_and_reduction(compiler):
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%sa], [%rdi], 1024, [%bar], %m;",
 ])
 def test_forms_not_selected_are_refused_at_the_line(line):
-    """Bulk forms not selected yet (a multicast's CTA mask; float reductions are selected
-    since, tests/test_cp_reduce_bulk.py) are refused
-    at their line in ptxas's style, never an internal error (the multicast's extra operand
-    was an unpacking error before the check)."""
+    """Bulk forms not selected yet (sm_120's multicast, where ptxas calls a routine that
+    checks the CTA mask; sm_90a's/sm_100a's are selected since branch tensor33,
+    tests/test_emu_bulk_multicast_mask.py; float reductions since, tests/test_cp_reduce_bulk.py)
+    are refused at their line in ptxas's style, never an internal error (the multicast's
+    extra operand was an unpacking error before the check)."""
     from ptx2sass.errors import CompileError
-    ptx = HEAD.replace(".version 8.0", ".version 8.6").replace(".reg .pred %p;", ".reg .pred %p;\n.reg .b16 %m;") + \
-        "mov.u16 %m, 3;\n" + line + "\nret;\n}\n"
+    ptx = HEAD.replace(".version 8.0\n.target sm_90", ".version 8.7\n.target sm_120a").replace(
+        ".reg .pred %p;", ".reg .pred %p;\n.reg .b16 %m;") + "mov.u16 %m, 3;\n" + line + "\nret;\n}\n"
+    assert oracle.ptxas(ptx, "sm_120a").ok
     with pytest.raises(CompileError, match="not supported yet") as e:
-        codegen.compile_ptx(ptx, "sm_90a", "k.ptx")
+        codegen.compile_ptx(ptx, "sm_120a", "k.ptx")
     assert "internal error" not in str(e.value) and "k.ptx, line" in str(e.value)

@@ -16,7 +16,7 @@ import pytest
 
 import ptx2sass
 from ptx2sass.emu import scalar, traced_check
-from ptx2sass.emu.launch import run
+from ptx2sass.emu.launch import forget_programs, run
 from ptx2sass.emu.loader import load_program
 from ptx2sass.encoder.model import ConstRef, Mem, Reg
 
@@ -106,6 +106,7 @@ def test_both_ways_check_finds_the_old_bridge(monkeypatch):
         reg = op if op.__class__ is Reg else getattr(op, "base", None)
         return [r for r in (reg, getattr(op, "ubase", None)) if r.__class__ is Reg]
     monkeypatch.setattr(scalar, "_operand_regs", old_rule)
+    forget_programs()           # the rule is read when a program's scalar code is made
     with pytest.raises(traced_check.TracedMismatch, match="buffers"):
         _launch(_cubin("sm_90"), 1, hazards=True)
 

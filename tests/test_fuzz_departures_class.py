@@ -333,6 +333,10 @@ FIRST_FINDING = [
     # seed 28001020: m8n8k4's a1 from an `ld.global.u16` merged with the next half's load,
     # seen in the thread's private atomic word (test_m8n8k4_reads_the_zero_upper_half_of_a_u16_load)
     ("m8n8k4_of_merged_u16_load_s28001020.ptx", "mma fragment from a merged 16-bit load loses its extension"),
+    # held-out sm_120a campaign (branch fuzzfix33), seed 45200124: an m16n8k8 f16 mma with B =
+    # the low half of a mov.b64 unpack and C[0] = its high half; ptxas copies the low half
+    # (test_mma_c_fragment_of_an_unpacked_high_half)
+    ("mma_c_of_unpacked_high_half_s45200124.ptx", "mma C fragment from an unpacked high half takes the low half"),
 ]
 
 

@@ -359,6 +359,33 @@ def _pair_read_of_a_word(listing: str, window: int = 24) -> bool:
     return False
 
 
+_UNPACK64 = re.compile(r"\bmov\.b64 \{(%\w+), (%\w+)\}, %\w+;")
+_MMA_LINE = re.compile(r"\bmma\.[\w.:]+ \{([^}]*)\}, \{([^}]*)\}, \{([^}]*)\}, \{([^}]*)\};")
+_HMMA = re.compile(r"\bHMMA\.[\w.]+ R\d+, R\d+, R(\d+), R(\d+)\b")
+
+
+def mma_c_from_its_b_register(ptx: str, listing: str) -> bool:
+    """An `mma` reads the low half of a `mov.b64 {lo, hi}` unpack as its B fragment and the
+    high half at C[k], and ptxas's listing copies HMMA's B register into C's k-th register
+    (`MOV Rc+k, Rb`): C[k] took the low half (ptxas 13.5.37, held-out sm_120a seed 45200124;
+    test_mma_c_fragment_of_an_unpacked_high_half)."""
+    unpacks = _UNPACK64.findall(ptx)
+    spots = set()
+    for m in _MMA_LINE.finditer(ptx):
+        b = [r.strip() for r in m.group(3).split(",")]
+        c = [r.strip() for r in m.group(4).split(",")]
+        for lo, hi in unpacks:
+            if lo in b and hi not in b:
+                spots |= {k for k, r in enumerate(c) if r == hi}
+    if not spots:
+        return False
+    for m in _HMMA.finditer(listing):
+        rb, rc = int(m.group(1)), int(m.group(2))
+        if any(re.search(rf"\bMOV R{rc + k}, R{rb}\b", listing) for k in spots):
+            return True
+    return False
+
+
 DEPARTURES: tuple[Departure, ...] = (
     # -2^15 / -2^31 negated or made absolute, then narrowed with .sat to s8: ptxas clamps
     # the mathematical +2^15 / +2^31 to 127 where the register holds -2^15 / -2^31 (-128).
@@ -579,6 +606,17 @@ DEPARTURES: tuple[Departure, ...] = (
         "",
         lambda ours, theirs, width: ours != theirs,
         merged_load_read_by_mma),
+    # ... an mma whose B fragment is the low half of a `mov.b64 {lo, hi}` unpack and whose C
+    # has the high half: ptxas copies the low half into C (`MOV Rc, Rb`; held-out sm_120a
+    # seed 45200124, seen on sm_80..sm_120a): any value downstream.
+    Departure(
+        "mma C fragment from an unpacked high half takes the low half",
+        "test_mma_c_fragment_of_an_unpacked_high_half",
+        r".",
+        (r"\bmma\.", r"\bmov\.b64 \{%\w+, %\w+\}, %\w+;"),
+        "",
+        lambda ours, theirs, width: ours != theirs,
+        mma_c_from_its_b_register),
     # neg.f32 of an integer or f32 `set` result folded into the set's select where the kernel
     # has a CALL (a division's slow path): ptxas negates the integer (all ones -> `SEL R, RZ,
     # 0x1`, 1 where the manual's neg of a NaN is a NaN) or drops the sign of zero (false ->

@@ -1935,8 +1935,12 @@ class Generator:
         cluster = None
         if self.on("cluster"):
             from ptx2sass.fuzz.newarch import CLUSTER_SHAPES
+            from ptx2sass.fuzz.textures import RW_CELLS
             cluster = rng.choice(CLUSTER_SHAPES)
-            grid = (cluster[0] * rng.choice((1, 1, 2)), 1, 1)
+            clusters = rng.choice((1, 1, 2))
+            if cluster[0] * clusters * block[0] * block[1] * block[2] > RW_CELLS:
+                clusters = 1        # each thread owns a cell of the read-write surfaces
+            grid = (cluster[0] * clusters, 1, 1)
         self.grid, self.cluster = grid, cluster
         self.block_threads = block[0] * block[1] * block[2]
         if self.on("call"):

@@ -39,6 +39,8 @@ READ_SHAPES = {"1d": (64,), "2d": (8, 16), "3d": (4, 4, 16), "a1d": (4, 16), "a2
 # read-write surfaces: 16-byte cells, 64 to a row (1d: 512), cell c = the global thread id
 RW_SHAPES = {"1d": (2048,), "2d": (8, 256), "3d": (2, 4, 256), "a1d": (8, 256), "a2d": (2, 4, 256)}
 CELLS_PER_ROW = 64
+# cells of each read-write surface: a launch has at most this many threads (one cell each)
+RW_CELLS = 512
 COORDS = {"1d": 1, "2d": 2, "3d": 3, "a1d": 1, "a2d": 2, "cube": 3, "acube": 3}
 ARRAY = {"a1d", "a2d", "acube"}
 VECTOR = {"1d": 1, "2d": 2, "3d": 4, "a1d": 2, "a2d": 4, "cube": 4, "acube": 4}

@@ -12,6 +12,11 @@ UBLKRED, UBLKPF) run once per warp from uniform registers. ptxas therefore loops
   operand tuple: one instruction where the operands are uniform, else the R2UR/R2UR.OR
   loop over the lanes' distinct values (isel/mbarrier.py's `uniform_loop_values`).
 
+`.multicast::cluster` (sm_90a/sm_100a: UBLKCP.S.G.MULTICAST) and `.cp_mask` (sm_100+:
+UBLKCP.G.S.DST_G_BYTE_MASK) put their 16-bit mask into the size register's high half, as
+ptxas 13.5 does (size/16 | mask << 16); sm_120's multicast, which ptxas writes as a call to
+a routine of the driver's, is refused.
+
 Operands (fixed uniform registers, live only inside one selection): the destination pair
 UR8:UR9 (a global address, or the shared::cluster address and the mbarrier's), the
 source UR10[:UR11], the size in 16-byte units UR12, the cache policy UR14:UR15. A shared
@@ -136,15 +141,27 @@ class BulkCopySelection:
         self.emit("IADD3", ("X",), [VOp(pair.reg, 1), RZ if not high else self.imm32(high), hi,
                                     RZ, carry, NOT_PT])
 
-    def bulk_size(self, size):
+    def bulk_size(self, size, mask=None):
         """The byte count in 16-byte units into SIZE_UR (None where emitted here), else the
-        per-lane register holding it."""
+        per-lane register holding it; a 16-bit `mask` (a multicast's CTA mask, cp_mask's
+        byte mask) goes into its high half."""
         value = self.known_constant(size)
-        if value is not None:
-            if value % UNIT:
-                raise self.unsupported("`cp.async.bulk` size not a multiple of 16")
-            self.emit("UMOV", (), [SIZE_UR, self.imm32(value // UNIT)], guarded=False)
+        known_mask = self.known_constant(mask) if mask is not None else 0
+        if value is not None and value % UNIT:
+            raise self.unsupported("`cp.async.bulk` size not a multiple of 16")
+        if value is not None and known_mask is not None:
+            word = value // UNIT & 0xFFFF | (known_mask & 0xFFFF) << 16 if mask is not None else value // UNIT
+            self.emit("UMOV", (), [SIZE_UR, self.imm32(word)], guarded=False)
             return None
+        if mask is not None:            # PRMT: the count's low half, the mask's low half
+            if value is not None:
+                t = self.reg_part(ir.Const(value // UNIT, "u32"))
+            else:
+                t = VOp(self.mf.new_vreg())
+                self.emit("SHF", ("R", "U32", "HI"), [t, RZ, Imm(4), self.reg_part(size)])
+            u = VOp(self.mf.new_vreg())
+            self.emit("PRMT", (), [u, t, Imm(0x5410), self.reg_part(mask)])
+            return u
         if isinstance(size, ir.Value) and size.id in self.param_values:
             self.emit("ULDC", (), [SIZE_UR, self.param_values[size.id][0]], guarded=False)
             self.emit("USHF", ("R", "U32", "HI"), [SIZE_UR, URZ, Imm(4), SIZE_UR], guarded=False)
@@ -174,10 +191,21 @@ class BulkCopySelection:
         dst_space, src_space = spaces
         mbar = any(m.startswith("mbarrier::complete_tx") for m in mods)
         hint = "L2::cache_hint" in mods
+        multicast = "multicast::cluster" in mods
+        byte_mask = "cp_mask" in mods
         srcs = list(ins.srcs)
+        # the operands' order: ..., ctaMask, policy (multicast); ..., policy, byteMask (cp_mask)
+        mask = srcs.pop() if byte_mask else None
         policy = srcs.pop() if hint else None
-        if len(srcs) != (4 if mbar else 3) or any(m.startswith("multicast") for m in mods):
-            raise self.unsupported(f"`cp.{'.'.join(mods)}`")      # e.g. a multicast's CTA mask
+        if multicast:
+            mask = srcs.pop() if srcs else None
+            if not self.arch.tensor_multicast or reduce or not mbar or dst_space == "global":
+                raise self.unsupported(f"`cp.{'.'.join(mods)}` on {self.arch.name}")
+        if byte_mask and (reduce or dst_space != "global"):
+            raise self.unsupported(f"`cp.{'.'.join(m for m in mods if m != MARK)}`")
+        if len(srcs) != (4 if mbar else 3) or any(m.startswith("multicast") and m != "multicast::cluster"
+                                                   for m in mods):
+            raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         if mbar:
             dst, src, size, bar = srcs
         else:
@@ -204,7 +232,7 @@ class BulkCopySelection:
             got = self.bulk_shared(src, SRC_UR)
             if got is not None:
                 lane.append((got, SRC_UR))
-        got = self.bulk_size(size)
+        got = self.bulk_size(size, mask)
         if got is not None:
             lane.append((got, SIZE_UR))
         operands = [Mem(ubase=DST_UR), Mem(ubase=SRC_UR), SIZE_UR]
@@ -229,7 +257,8 @@ class BulkCopySelection:
             opcode = "UBLKRED"
             out_mods = where + (op.upper(),) + suffix + (("STRONG", "SYS") if multimem else ())
         else:
-            opcode, out_mods = "UBLKCP", where
+            opcode, out_mods = "UBLKCP", where + (("MULTICAST",) if multicast else ()) + \
+                (("DST_G_BYTE_MASK",) if byte_mask else ())
 
         self.mf.multicast_bulk |= MARK in mods
 

@@ -185,8 +185,17 @@ class IeeeFloat:
         """The slow path of `kind` for the lanes that reach here: `build()` inline (in the
         subroutine itself, and under -g), else the operands into R4.., a call of the
         kernel's subroutine (ptx2sass/slow_paths.py) and its result copied into `result`."""
-        if self.slow_body() or self.keep_order or not slow_paths.called(kind, self.slow_uses().get(kind, 0)):
+        if not self.calls_slow_path(kind):
             return build()
+        self.call_slow_path(kind, args, result)
+
+    def calls_slow_path(self, kind) -> bool:
+        """Whether this function calls the subroutine of `kind` (not itself one, not -g)."""
+        return not (self.slow_body() or self.keep_order) and slow_paths.called(kind, self.slow_uses().get(kind, 0))
+
+    def call_slow_path(self, kind, args: list, result: VOp) -> None:
+        """The operands into R4.., a call of the kernel's subroutine of `kind`, its result
+        copied into `result`."""
         sub = slow_paths.subroutine(kind, self.arch)
         uses = []
         for a, (reg, width) in zip(args, sub.args):

@@ -8,7 +8,7 @@ A mixin of `Selector` (isel/select.py): methods reach the shared state through `
 """
 from __future__ import annotations
 
-from ptx2sass import ir
+from ptx2sass import ir, slow_paths
 from ptx2sass.encoder.model import Imm
 from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
@@ -186,6 +186,13 @@ class IntDivision:
 
     def int_divide64(self, ins, remainder: bool) -> None:
         signed = _signed(ins.type)
+        kind = slow_paths.kind_of(ins)        # (None for a constant divisor)
+        if kind is not None and self.divrem_key(ins) is None and self.calls_slow_path(kind):
+            # ptxas's form: a call of the kernel's one copy (ptx2sass/slow_paths.py), whose
+            # body is the expansion below
+            n, d, result = self.pair_of(ins.srcs[0]), self.pair_of(ins.srcs[1]), self.new_pair()
+            self.call_slow_path(kind, [n, d], result)
+            return self.write_pair(ins.dests[0], result)
         # div and rem of the same operands in a block share one unsigned division (ptxas
         # calls its subroutine twice; one straight-line expansion gives both results)
         key = self.divrem_key(ins)
@@ -231,7 +238,9 @@ class IntDivision:
                       ndefs=2)
             for k in range(2):
                 self.guarded(zero, False, "IADD3", (), [VOp(result.reg, k), RZ, Imm(0xFFFFFFFF), RZ])
-        out = ins.dests[0]
+        self.write_pair(ins.dests[0], result)
+
+    def write_pair(self, out, result: VOp) -> None:
         self.begin_wide(out)
         for k in range(2):
             self.emit(COPY, (), [self.dst(out, k), VOp(result.reg, k)], guarded=False)

@@ -12,7 +12,16 @@ registers and the 64-bit address of the tensor map (the CUtensorMap) in a unifor
 * prefetch UTMAPF.L2.nD[.IM2COL] [URa], [URm] [, URx] [, desc[URp]]  URa.. the coordinates.
 
 URx packs the im2col offsets into its low 16 bits (one offset of 16 bits for 3D, two of 8
-bits for 4D, three of 5 bits for 5D) and a multicast's CTA mask into the high 16 bits.
+bits for 4D, three of 5 bits for 5D; im2col::w's two `{wHalo, wOffset}` as wHalo + (wOffset
+<< 11), whatever the dimensions) and a multicast's CTA mask into the high 16 bits.
+
+The sm_100a modes (PTX 8.6): `.tile::gather4` is `.2D.GATHER4` (a load or prefetch of four
+rows: five coordinates in the block, a column and four rows), `.tile::scatter4` `.2D.SCATTER4`
+(a store; ptxas 13.5 writes the reduction `cp.reduce...tile::scatter4` as the same UTMASTG,
+its operation in no bit, issued by the reduction's ELECT loop), `.im2col::w` `.W` and
+`::w::128` `.W128`, `.cta_group::2` a trailing `.2CTA` (`::1` nothing): e.g.
+`UTMALDG.2D.GATHER4.MULTICAST.2CTA`.
+
 A load and a reduction run once per lane (the ELECT loop: the mbarrier must see every
 lane's bytes, a reduction every lane's data), a store and a prefetch once per distinct
 tuple of operands (R2UR/R2UR.OR), as isel/bulk_copy.py does for UBLKCP.
@@ -27,7 +36,12 @@ from ptx2sass.isel.common import RZ
 
 BLOCK_UR = 8                    # the first register of the operand block (UR8..UR14)
 MAP_UR = Reg("UR", 16)          # the tensor map's address pair
-W_AND_FOUR_ROW_MODES = ("im2col::w", "im2col::w::128", "tile::gather4", "tile::scatter4")
+# the sm_100a modes -> their SASS modifier
+MODES = {"im2col::w": "W", "im2col::w::128": "W128", "tile::gather4": "GATHER4",
+         "tile::scatter4": "SCATTER4"}
+FOUR_ROWS = ("tile::gather4", "tile::scatter4")      # a column and four row coordinates
+W_MODES = ("im2col::w", "im2col::w::128")
+W_SHIFT = 11                    # im2col::w: wHalo + (wOffset << 11) in the low 16 bits
 EXTRA_UR = Reg("UR", 18)        # im2col offsets | multicast CTA mask << 16
 POLICY_UR = Reg("UR", 20)       # the L2 cache policy pair
 TENSOR_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -43,22 +57,23 @@ class TensorCopySelection:
             raise self.unsupported(f"`cp.{'.'.join(mods)}` on {self.arch.name}")
         where = ins.attrs.get("tensor")
         dims = next((int(m[0]) for m in mods if m in ("1d", "2d", "3d", "4d", "5d")), None)
-        if where is None or dims is None or where[1] != dims:
+        mode = next((m for m in mods if m in MODES), None)
+        ncoords = 5 if mode in FOUR_ROWS else dims
+        if where is None or dims is None or where[1] != ncoords:
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         at, n = where
         srcs = list(ins.srcs)
         tmap, coords = srcs[at], srcs[at + 1:at + 1 + n]
         before, after = srcs[:at], srcs[at + 1 + n:]
-        im2col = any(m.startswith("im2col") for m in mods)
+        im2col = mode is None and any(m.startswith("im2col") for m in mods)
+        pair = "cta_group::2" in mods
         multicast = "multicast::cluster" in mods
         hint = "L2::cache_hint" in mods
         policy = after.pop() if hint else None
         prefetch = "prefetch" in mods
         reduce = mods[:1] == ("reduce",)
         load = not prefetch and "mbarrier::complete_tx::bytes" in mods
-        # the w-mode im2col (UTMALDG .W / .W128) and the four-row modes are other copies:
-        # not the plain im2col's (a 4d im2col::w was compiled as IM2COL before branch inv32)
-        if any(m.startswith("cta_group") or m in W_AND_FOUR_ROW_MODES for m in mods):
+        if any(m.startswith("cta_group") for m in mods) and not load:
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         lane: list[tuple] = []
         block = BLOCK_UR
@@ -93,10 +108,11 @@ class TensorCopySelection:
             if got is not None:
                 lane.append((got, ur(first + k)))
         offsets: list = []
-        if im2col and (load or prefetch):
-            if dims < 3 or len(after) < dims - 2:
+        if (im2col or mode in W_MODES) and (load or prefetch):
+            count = 2 if mode in W_MODES else dims - 2
+            if dims < 3 or len(after) < count:
                 raise self.unsupported(f"`cp.{'.'.join(mods)}`")
-            offsets, after = after[:dims - 2], after[dims - 2:]
+            offsets, after = after[:count], after[count:]
         mask = None
         if multicast:
             if not self.arch.tensor_multicast:
@@ -108,7 +124,7 @@ class TensorCopySelection:
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
         extra = bool(offsets) or mask is not None
         if extra:
-            got = self.tensor_extra(offsets, dims, mask)
+            got = self.tensor_extra(offsets, dims, mask, mode in W_MODES)
             if got is not None:
                 lane.append((got, EXTRA_UR))
         got = self.bulk_global(tmap, MAP_UR)
@@ -119,17 +135,17 @@ class TensorCopySelection:
             if got is not None:
                 lane += [(got[0], POLICY_UR), (got[1], Reg("UR", POLICY_UR.index + 1))]
 
-        out = (f"{dims}D",) + (("IM2COL",) if im2col else ())
+        out = (f"{dims}D",) + (("IM2COL",) if im2col else ()) + ((MODES[mode],) if mode else ())
         if load:
             opcode = "UTMALDG"
-            out += ("MULTICAST",) if multicast else ()
+            out += (("MULTICAST",) if multicast else ()) + (("2CTA",) if pair else ())
         elif prefetch:
             opcode, out = "UTMAPF", ("L2",) + out
         elif reduce:
             op = next((m for m in mods if m in TENSOR_REDUCE_OPS), None)
             if op is None:
                 raise self.unsupported(f"`cp.{'.'.join(mods)}`")
-            opcode, out = "UTMAREDG", out + (op.upper(),)
+            opcode, out = ("UTMASTG", out) if mode == "tile::scatter4" else ("UTMAREDG", out + (op.upper(),))
         else:
             opcode = "UTMASTG"
         operands = [Mem(ubase=ur(0)), Mem(ubase=MAP_UR)]
@@ -137,7 +153,7 @@ class TensorCopySelection:
             operands.append(EXTRA_UR)
         if policy is not None:
             operands.append(Mem(desc=POLICY_UR, desc_only=True))
-        width = first + dims
+        width = first + ncoords
 
         def issue():
             mi = self.emit(opcode, out, operands, ndefs=0, guarded=False)
@@ -192,16 +208,21 @@ class TensorCopySelection:
             return None
         return self.reg_part(value)
 
-    def tensor_extra(self, offsets: list, dims: int, mask):
+    def tensor_extra(self, offsets: list, dims: int, mask, w_mode: bool = False):
         """The im2col offsets (low 16 bits) and the multicast CTA mask (high 16) into
         EXTRA_UR where all are constants (returns None), else the per-lane register."""
         values = [self.known_constant(v) for v in offsets]
-        bits = OFFSET_BITS.get(dims, 16)
+        bits = W_SHIFT if w_mode else OFFSET_BITS.get(dims, 16)
         known_mask = self.known_constant(mask) if mask is not None else 0
         if None not in values and known_mask is not None:
             low = 0
-            for k, v in enumerate(values):
-                low |= (v & ((1 << bits) - 1)) << (k * bits)
+            if w_mode or len(values) == 3:
+                # a sum, as ptxas's IMADs (ULEA for constants): an offset's bits above its
+                # field carry into the next one's (im2col::w; 5D's three 5-bit offsets)
+                low = sum(v << (k * bits) for k, v in enumerate(values))
+            else:               # PRMT's bytes (4D), the one 16-bit offset (3D)
+                for k, v in enumerate(values):
+                    low |= (v & ((1 << bits) - 1)) << (k * bits)
             word = (low & 0xFFFF) | (known_mask & 0xFFFF) << 16
             self.emit("UMOV", (), [EXTRA_UR, self.imm32(word)], guarded=False)
             return None
@@ -211,6 +232,9 @@ class TensorCopySelection:
             low = RZ
         elif len(regs) == 1:
             low = regs[0]
+        elif w_mode:                    # wHalo + (wOffset << 11)
+            low = VOp(self.mf.new_vreg())
+            self.emit("IMAD", (), [low, regs[1], Imm(1 << W_SHIFT), regs[0]])
         elif len(regs) == 2:            # two bytes: PRMT picks each offset's low byte
             low = VOp(self.mf.new_vreg())
             self.emit("PRMT", (), [low, regs[0], Imm(0x40), regs[1]])

@@ -30,20 +30,23 @@ from ptx2sass.opt.repack import repack
 from ptx2sass.opt.split_exit_edges import split_exit_edges
 from ptx2sass.opt.unguard_expansions import unguard_expansions
 from ptx2sass.opt.vectorize import vectorize_shared_loads
+from ptx2sass.opt.vectorize_stores import vectorize_shared_stores
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
 
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
 
-def optimise(fn: ir.Function, contract: bool = True) -> None:
+def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, int] | None = None) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
     Guarded operations selected as sequences run unguarded and select their result. What a
     guarded exit decided holds past it; what loops recompute from values defined outside
     them moves before them, and loops left computing nothing go. Counted loops are unrolled
     once their induction arithmetic is simplified, and the unrolled code is simplified
     again. Branches around a few loads become predicated loads (and their blocks one). Last,
-    loop exits get their own phi-copy blocks. Blocks that only a label no branch names
+    loop exits get their own phi-copy blocks. `shared_aligns`: the alignment of the kernel's
+    own shared variables as laid out (`variables.own_shared_alignments`), where it is known:
+    adjacent stores to them become vector stores. Blocks that only a label no branch names
     splits (Triton's and NVVM's `$L__tmp` debug labels) are joined first: scheduling works
     within blocks (a Welford reduction's shuffles were one step at a time)."""
     merge_blocks(fn)
@@ -67,6 +70,8 @@ def optimise(fn: ir.Function, contract: bool = True) -> None:
         # each round folds one more step of the unrolled induction chains
         _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
     if vectorize_shared_loads(fn):
+        _simplify(fn, contract)
+    if shared_aligns and vectorize_shared_stores(fn, shared_aligns):
         _simplify(fn, contract)
     split_exit_edges(fn)
 

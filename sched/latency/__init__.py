@@ -117,6 +117,10 @@ class LatencyModel:
         # kernel's entry or one of these opcodes (sm_90; sched/ldgsts_pad.py)
         pad = data.get("ldgsts_padding", {})
         self.LDGSTS_PADDING: tuple[int, frozenset] = (pad.get("dummies", 0), frozenset(pad.get("after", [])))
+        # where the compiler pads beyond what the checker counts: the first LDGSTS after these
+        # opcodes, and (flag) the first of each basic block
+        self.LDGSTS_REARM: tuple[frozenset, bool] = (frozenset(pad.get("also_after", [])),
+                                                     bool(pad.get("at_block_starts", False)))
         self.CHECKER_READER_FIXED: dict[str, int] = dict(data.get("checker_reader_fixed", {}))
         self.UNIFORM_SAME_UNIT = frozenset(data["uniform_same_unit"])
         self.UNIFORM_MOVES = frozenset(data["uniform_moves"])
