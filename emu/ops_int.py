@@ -13,6 +13,7 @@ from .lanes import PerWarp
 from .machine import LANES, mask_to_int
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .registry import semantics
+from .specialise import imad_moves_c
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
 M32 = U64(0xFFFFFFFF)
@@ -298,7 +299,7 @@ def op_imad(w, s, active, mask):
     pout = rest.pop(0) if _is_pred(rest[0]) else None
     a_op, b_op, c_op = rest[:3]
     cin = rest[3] if len(rest) > 3 else None
-    if "MOV" in mods:
+    if "MOV" in mods and imad_moves_c(a_op, b_op):
         w.w(d, w.ri(c_op), mask)
         return
     carry = w.pred(cin).astype(U64) if ("X" in mods and cin is not None) else U64(0)

@@ -20,7 +20,7 @@ from typing import Callable
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
 
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
-from .specialise import _access, _imm32, _is_pred, _lut_fn, prmt_terms
+from .specialise import _access, _imm32, _is_pred, _lut_fn, imad_moves_c, prmt_terms
 
 M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
@@ -202,7 +202,7 @@ def _imad(step, vector, x):
     d = x.dst(ops[0])
     if d is None:
         return None
-    if "MOV" in mods:
+    if "MOV" in mods and imad_moves_c(ops[1], ops[2]):
         c = x.src(ops[3])
         if c is None:
             return None

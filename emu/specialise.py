@@ -220,6 +220,14 @@ def _is_pred(op) -> bool:
     return isinstance(op, Reg) and op.file in ("P", "UP")
 
 
+def imad_moves_c(a, b) -> bool:
+    """Whether IMAD.MOV's product a*b is zero, making it a move of c. `.MOV` is nvdisasm's
+    name for any IMAD that moves a value, also `IMAD.MOV R8, R0, 0x1, RZ` (ptxas -g/-O0 for
+    `mul.lo x, 1`), which moves a: every other IMAD.MOV is a*b + c."""
+    return any((isinstance(o, Reg) and o.is_zero and not o.inv)
+               or (isinstance(o, Imm) and o.value == 0) for o in (a, b))
+
+
 @form("MOV")
 def _mov(step, generic):
     ops = step.ins.operands
@@ -242,7 +250,7 @@ def _imad(step, generic):
     d = dst32(ops[0])
     if d is None or _is_pred(ops[1]):
         return None
-    if "MOV" in mods:
+    if "MOV" in mods and imad_moves_c(ops[1], ops[2]):
         c = src32(ops[3])
         if c is None:
             return None

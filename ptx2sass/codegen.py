@@ -414,8 +414,10 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
         body, _ = _body_slots(compiled, "")
         keep = (abi.link_result_registers(fn) if abi.is_linkable(fn)
                 else abi.result_registers(fn.returns, fn.name)) | {STACK_POINTER, RZ.index}
-        # (a slow-path subroutine saves nothing: what its calls clobber is written here too)
+        # (a slow-path subroutine saves nothing: what its calls clobber is written here too;
+        # a recursive call into this function itself keeps what the convention asks, as here)
         clobbered = {i for b in mf.blocks for mi in b.instrs if mi.opcode == "CALL" and "REL" in mi.modifiers
+                     and not any(isinstance(o, Label) and o.name == abi.ENTRY_LABEL for o in mi.operands)
                      for f, i in mi.clobbers if f == "R"}
         written = sorted(({i for s in body for f, i in s.writes if f == "R"} | clobbered) - keep)
         if abi.is_linkable(fn):        # a link target keeps only what the link convention asks

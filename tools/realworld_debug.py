@@ -8,7 +8,7 @@ committed corpus is -O3 PTX only, so this is where -g's code generation meets wh
 compile with `nvcc -G` (cuda-gdb, compute-sanitizer builds).
 
 Usage: .venv/bin/python -m tools.realworld_debug [--mode G|lineinfo] [--arch sm_89]
-           [--only STEM ...] [--held-back | --tuning]
+           [--only STEM ...] [--held-back | --tuning] [--per-source]
 Needs the NVIDIA toolchain from PyPI (nvcc, ptxas) and CCCL for the CUB/Thrust sources."""
 from __future__ import annotations
 
@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     part = ap.add_mutually_exclusive_group()
     part.add_argument("--held-back", action="store_true", help="only the held-back sources")
     part.add_argument("--tuning", action="store_true", help="only the tuning sources")
+    ap.add_argument("--per-source", action="store_true", help="also one line of outcomes per source")
     args = ap.parse_args(argv)
     totals: dict[tuple[bool, str], int] = {}
     for source in harvest.cuda_sources():
@@ -85,10 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         held = held_back(source)
         if (args.held_back and not held) or (args.tuning and held):
             continue
+        tally: dict[str, int] = {}
         for entry, outcome, detail in measure(source, args.arch, args.mode):
             totals[held, outcome] = totals.get((held, outcome), 0) + 1
+            tally[outcome] = tally.get(outcome, 0) + 1
             if outcome != "match":
                 print(f"{source.name:28s} {'held' if held else 'tune'} {entry:32s} {outcome} {detail}", flush=True)
+        if args.per_source:
+            print(f"{source.name:28s} {'held' if held else 'tune'} {dict(sorted(tally.items()))}", flush=True)
     for held in (False, True):
         row = {o: n for (h, o), n in sorted(totals.items()) if h == held}
         print(f"{'held back' if held else 'tuning'}: {row}")
