@@ -137,7 +137,7 @@ def kernel(case: str, arch: str = "sm_90") -> str:
     return HEAD.format(v=ARCHS[arch], arch=arch) + CASES[case] + "\n" + TAIL
 
 
-def _issues(cubin: bytes, monkeypatch, params=None) -> list[tuple]:
+def issues(cubin: bytes, params=None) -> list[tuple]:
     """(mnemonic, block values, extra, map address, policy) per issue of a UTMA* copy,
     sorted (the ELECT loop's order of lanes is ptxas's too, but a per-lane loop's is free)."""
     seen = []
@@ -170,56 +170,60 @@ def _issues(cubin: bytes, monkeypatch, params=None) -> list[tuple]:
         return None
 
     registry.VECTOR.add(record)
-    for op in ("UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF"):
-        monkeypatch.setitem(handlers, op, record)
-    run(cubin, "k", 1, 64, params or [np.uint64(0x7000_0000_1000), np.uint32(0x123),
-                                       np.uint64(0x1000_0000_0000_abcd)])
+    saved = {op: handlers.get(op) for op in ("UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF")}
+    try:
+        for op in saved:
+            handlers[op] = record
+        run(cubin, "k", 1, 64, params or [np.uint64(0x7000_0000_1000), np.uint32(0x123),
+                                           np.uint64(0x1000_0000_0000_abcd)])
+    finally:
+        handlers.update(saved)
     return sorted(seen)
 
 
-def _check(case: str, arch: str, monkeypatch):
+def _check(case: str, arch: str):
     ptx = kernel(case, arch)
     theirs = oracle.ptxas(ptx, arch)
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(ptx, arch)
-    want = _issues(theirs.output, monkeypatch)
+    want = issues(theirs.output)
     assert want, "ptxas's cubin issued no tensor copy"
-    assert _issues(ours, monkeypatch) == want
+    assert issues(ours) == want
 
 
 @pytest.mark.parametrize("case", sorted(set(CASES) - set(CASES_100A)))
-def test_tensor_copy_roles_match_ptxas_sm90(case, monkeypatch):
-    _check(case, "sm_90", monkeypatch)
+def test_tensor_copy_roles_match_ptxas_sm90(case):
+    _check(case, "sm_90")
 
 
 @pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
 @pytest.mark.parametrize("case", ["load2d_lane", "load_im2col5", "load_multicast_hint", "store_hint",
                                   "reduce_xor", "prefetch_im2col", "load_guarded"])
-def test_tensor_copy_roles_match_ptxas_blackwell(case, arch, monkeypatch):
+def test_tensor_copy_roles_match_ptxas_blackwell(case, arch):
     if "multicast" in case and arch == "sm_120":
         pytest.skip("refused on sm_120: test_multicast_refused_on_sm120")
-    _check(case, arch, monkeypatch)
+    _check(case, arch)
 
 
 @pytest.mark.parametrize("case", sorted(CASES_100A))
-def test_sm100a_modes_roles_match_ptxas(case, monkeypatch):
+def test_sm100a_modes_roles_match_ptxas(case):
     """gather4, scatter4 (copy and reduction), im2col::w[::128], cta_group: ptxas's mnemonic
     and modifiers (`.GATHER4`, `.SCATTER4`, `.W`, `.W128`, `.2CTA`), and the values in each
     role (the five coordinates, wHalo + (wOffset << 11) | mask << 16 ...), issue by issue."""
-    _check(case, "sm_100a", monkeypatch)
+    _check(case, "sm_100a")
 
 
 @pytest.mark.parametrize("arch", ["sm_103a", "sm_110a", "sm_100f"])
 @pytest.mark.parametrize("case", ["gather4_pair", "w128", "scatter4_add", "tile_multicast_pair"])
-def test_sm100a_modes_on_the_other_sm100a_like_targets(case, arch, monkeypatch):
+def test_sm100a_modes_on_the_other_sm100a_like_targets(case, arch):
     """ptxas takes the modes on sm_103a/f and sm_110a/f too (PTX 9.0), with the same SASS."""
-    _check(case, arch, monkeypatch)
+    _check(case, arch)
 
 
 @pytest.mark.parametrize("case", ["gather4_cta", "w_cta"])
-def test_sm120a_shared_cta_modes_roles_match_ptxas(case, monkeypatch):
+def test_sm120a_shared_cta_modes_roles_match_ptxas(case):
     """gather4 and im2col::w into the CTA's own shared memory are taken on sm_120a too."""
-    _check(case, "sm_120a", monkeypatch)
+    _check(case, "sm_120a")
 
 
 def test_emulator_faults_by_name_on_tensor_copies():
@@ -388,7 +392,7 @@ ret;
 """
 
 
-def test_grid_constant_tensor_map(monkeypatch):
+def test_grid_constant_tensor_map():
     """The map as a by-value kernel parameter (`__grid_constant__ const CUtensorMap`, as
     CUTLASS and Triton pass it) through cvta.param: its generic address in the parameter
     window, the same in ours as in ptxas's."""
@@ -396,9 +400,9 @@ def test_grid_constant_tensor_map(monkeypatch):
     assert theirs.ok, theirs.stderr
     ours = codegen.compile_ptx(GRID_CONSTANT, "sm_90")
     params = [np.uint32(7), Param(type="bytes", value=bytes(range(128)))]
-    want = _issues(theirs.output, monkeypatch, params)
+    want = issues(theirs.output, params)
     assert len(want) == 66           # a load per thread (64), a prefetch per warp (2)
-    assert _issues(ours, monkeypatch, params) == want
+    assert issues(ours, params) == want
 
 
 GUARDED_BULK = """.version 8.0

@@ -3,31 +3,11 @@ once, not every launch): the last one loaded, and a bounded few seen more than o
 import numpy as np
 import pytest
 
+from test_emu_run import SAXPY      # the kernel of the run API's own tests
+
 from ptx2sass import oracle
 from ptx2sass.emu import launch
 from tools.emu_testing import cubin_listing_decoder
-
-SAXPY = r"""
-.version 8.0
-.target sm_89
-.address_size 64
-.visible .entry saxpy(.param .u64 x, .param .u64 y, .param .f32 a, .param .u32 n)
-{
-    .reg .u64 %rd<8>; .reg .u32 %r<6>; .reg .f32 %f<5>; .reg .pred %p;
-    ld.param.u64 %rd1, [x]; ld.param.u64 %rd2, [y]; ld.param.f32 %f1, [a]; ld.param.u32 %r1, [n];
-    mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x; mov.u32 %r4, %tid.x;
-    mad.lo.u32 %r5, %r2, %r3, %r4;
-    setp.ge.u32 %p, %r5, %r1;
-    @%p bra DONE;
-    mul.wide.u32 %rd3, %r5, 4;
-    add.u64 %rd4, %rd1, %rd3; add.u64 %rd5, %rd2, %rd3;
-    ld.global.f32 %f2, [%rd4]; ld.global.f32 %f3, [%rd5];
-    fma.rn.f32 %f4, %f1, %f2, %f3;
-    st.global.f32 [%rd5], %f4;
-DONE:
-    ret;
-}
-"""
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 im2col::w[::128], cta_group, multicast, cache hints, guards), each kernel compiled by ptxas
 and by us: the verdicts must agree (and a refusal's messages), and where both compile, each
 issue of a UTMA* instruction in the emulator must name the same mnemonic and the same
-values in each operand role (tests/test_codegen_tensor_copy.py's `_issues`, ptxas's
-registers aside). Seeds are drawn from `--seeds A:B`; branch tensor33 tuned on its fixed
+values in each operand role (the kernel head and the recorder are
+tests/test_codegen_tensor_copy.py's `HEAD` and `issues`; ptxas's registers aside). Seeds are drawn from `--seeds A:B`; branch tensor33 tuned on its fixed
 cases only, so every seed here is held out.
 
     py -m tools.tensor_copy_variants --seeds 0:200 [--arch sm_100a] [--show]
@@ -16,46 +16,10 @@ import re
 import sys
 from collections import Counter
 
-import numpy as np
-
 from ptx2sass import CompileError, codegen, oracle
-from ptx2sass.emu import ops_bulk, registry
 from ptx2sass.emu.errors import EmuFault
-from ptx2sass.emu.lanes import PerWarp
-from ptx2sass.emu.launch import run
+from tests.test_codegen_tensor_copy import HEAD, TAIL, issues
 
-HEAD = """.version {v}
-.target {arch}
-.address_size 64
-.visible .entry k(.param .u64 tmap, .param .u32 c0, .param .u64 pol)
-{{
-.reg .b64 %rd<8>, %pol;
-.reg .b32 %r<16>, %sa, %sb, %bar, %tx;
-.reg .b16 %h<4>;
-.reg .pred %p;
-.shared .align 128 .b8 sbuf[8192];
-.shared .align 8 .b64 mbar;
-ld.param.u64 %rd1, [tmap];
-ld.param.u32 %r1, [c0];
-ld.param.u64 %pol, [pol];
-mov.u32 %tx, %tid.x;
-mov.u32 %sa, sbuf;
-mov.u32 %bar, mbar;
-and.b32 %r6, %tx, 3;
-add.s32 %r2, %r6, 3;
-add.s32 %r3, %tx, 5;
-add.s32 %r4, %r6, 7;
-add.s32 %r5, %tx, 9;
-cvt.u16.u32 %h1, %r6;
-add.u16 %h2, %h1, 2;
-mad.lo.u32 %sb, %r6, 128, %sa;
-mul.wide.u32 %rd2, %r6, 0;
-add.s64 %rd3, %rd1, %rd2;
-setp.lt.u32 %p, %tx, 20;
-{line}
-ret;
-}}
-"""
 OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
 
@@ -125,55 +89,12 @@ def variant(rng: random.Random) -> str:
     return guard + mods + " " + ", ".join(ops) + ";"
 
 
-def issues(cubin: bytes) -> list[tuple]:
-    """(mnemonic, block values, extra, map address, policy) per issue of a UTMA* copy in the
-    emulator, sorted (tests/test_codegen_tensor_copy.py's record)."""
-    seen = []
-    handlers, _ = registry.load_all()
-
-    def record(w, s, active, mask):
-        if not w.per_warp:
-            raise PerWarp()
-        lanes = np.nonzero(np.broadcast_to(mask, (w.width,)))[0]
-        if not len(lanes):
-            return None
-        lane = int(lanes[0])
-        ins = s.ins
-        dims = 5 if {"GATHER4", "SCATTER4"} & set(ins.modifiers) else \
-            int(next(m for m in ins.modifiers if m.endswith("D"))[0])
-        first = {"UTMALDG": 2, "UTMAPF": 0}.get(ins.opcode, 1)
-        block = ops_bulk._ureg(ins.operands[0])
-        values = [ops_bulk._uvalue(w, type(block)("UR", block.index + k), lane) for k in range(first + dims)]
-        values[:first] = [v & 0xFFFFFF for v in values[:first]]
-        extra = policy = None
-        for op in ins.operands[2:]:
-            if getattr(op, "file", None) == "UR":
-                extra = ops_bulk._uvalue(w, op, lane)
-            elif getattr(op, "desc", None) is not None:
-                policy = ops_bulk._upair(w, op.desc, lane)
-        tmap = ops_bulk._upair(w, ops_bulk._ureg(ins.operands[1]), lane)
-        seen.append((".".join((ins.opcode,) + tuple(ins.modifiers)), tuple(values), extra, tmap, policy))
-        return None
-
-    registry.VECTOR.add(record)
-    saved = {op: handlers.get(op) for op in ("UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF")}
-    try:
-        for op in saved:
-            handlers[op] = record
-        run(cubin, "k", 1, 64, [np.uint64(0x7000_0000_1000), np.uint32(0x123),
-                                np.uint64(0x1000_0000_0000_abcd)])
-    finally:
-        for op, h in saved.items():
-            handlers[op] = h
-    return sorted(seen)
-
-
 def _errors(text: str) -> list[str]:
     return re.findall(r"error   : (.*)", text)
 
 
 def check(line: str, arch: str) -> tuple[str, str]:
-    ptx = HEAD.format(v="8.7", arch=arch, line=line)
+    ptx = HEAD.format(v="8.7", arch=arch) + line + "\n" + TAIL
     theirs = oracle.ptxas(ptx, arch)
     try:
         ours = codegen.compile_ptx(ptx, arch)
