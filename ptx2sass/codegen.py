@@ -366,7 +366,9 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)
-    fold_shift_adds(mf)
+    uniform = info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False)
+    if not uniform:
+        fold_shift_adds(mf)
     fold_float_signs(mf)
     fold_lop3_chains(mf)
     lop3_copies(mf)
@@ -378,9 +380,12 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     remove_dead_parts(mf)
     narrow_unread_high_products(mf)
     forward_moves(mf)
-    if info.uniform_datapath and not keep_order and fn.attributes.get(UNIFORM_DATAPATH, False):
+    if uniform:
         select_uniform_datapath(mf, info.name)
         fold_uniform_shared_terms(mf)
+        # after the uniform choice: a LEA reads its shifted operand in a vector slot, so
+        # fused first it kept a uniform chain (a pipelined stage index) off the datapath
+        fold_shift_adds(mf)
     if not mf.uniform_registers and any(v.cls == "UR" for v in mf.vregs):
         mf.uniform_registers = uniform_pools(mf)    # isel/target_forms.py's ULDC loads
     limit = _register_limit(fn, max_registers, info)
