@@ -37,7 +37,11 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.instructions import SPECIAL_REGISTERS, TYPE_BITS
 
 INLINED_CALL = "inlined_call"     # the marker an inlined call leaves (no operands, no code)
-MAX_DEPTH = 8        # nesting of inlined calls; deeper means recursion
+# Nesting of inlined calls. Recursion never reaches it (recursive functions stay calls:
+# `recursive_functions`); it bounds the code a chain of calls may inline. nvcc -G's
+# CUB and hand-written PTX nest ordinary calls deeper than the 8 it once was (a chain of
+# 14 `.func`s was refused as a "recursive call").
+MAX_DEPTH = 64
 _PREFIX = re.compile(r"^(\$inl\d+\$)+")
 
 
@@ -396,8 +400,10 @@ class _Inliner:
             raise self.unsupported(st, f"`call` of `{target.name}`, which has no body here")
         if target.name in self.recursive or target.name in self.linkable:
             return self.keep_call(st, target.name, rets, args)
-        if target.name in stack or len(stack) >= MAX_DEPTH:
+        if target.name in stack:
             raise self.unsupported(st, f"recursive `call` of `{target.name}`")
+        if len(stack) >= MAX_DEPTH:
+            raise self.unsupported(st, f"`call` of `{target.name}` nested deeper than {MAX_DEPTH} inlined calls")
         self.count += 1
         prefix = f"$inl{self.count}$"
         formal_decls = [None if _is_array(d) else self.param_as_reg(d) for d in callee.params + callee.return_params]
