@@ -1550,7 +1550,13 @@ def compile_checked(tree, arch: str, options: dict, filename: str | None, whole_
     except CompileError as err:
         if not keep or "not supported yet" not in str(err):
             raise
+        first = err
     for name in REPORTS:
         if isinstance(options.get(name), dict):
             options[name].clear()
-    return compile_module(lower_checked(tree, whole_program, False), arch, options, filename)
+    try:
+        return compile_module(lower_checked(tree, whole_program, False), arch, options, filename)
+    except CompileError as err:
+        if "not supported yet" in str(err):
+            raise first from None      # what the -g compile met first, not the fallback's own gap
+        raise
