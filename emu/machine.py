@@ -345,24 +345,36 @@ class Warp(Lanes):
                     self.merge_lanes(waiting_here, m)
                     self._converged = None
                     woke = True
+        # Lanes parked at a convergence barrier do not hold up a warp sync (the hardware lets
+        # the synchronising lanes proceed without them).
+        if self._release_warp_syncs(AT_BSYNC):
+            woke = True
+        return woke
+
+    def _release_warp_syncs(self, *parked_states: int) -> bool:
+        """Release the lanes at each WARPSYNC whose members have all arrived, exited, or
+        wait in one of `parked_states`."""
         at_ws = self.state == AT_WARPSYNC
-        if np.count_nonzero(at_ws):
-            for m in sorted(set(self.wait_arg[at_ws].tolist())):
-                members = int_to_mask(int(m))
-                waiting = at_ws & (self.wait_arg == m)
-                # Lanes parked at a convergence barrier do not hold up a warp sync (the
-                # hardware lets the synchronising lanes proceed without them).
-                parked = (self.state == AT_WARPSYNC) | (self.state == AT_BSYNC)
-                if not np.count_nonzero(members & ~exited & ~parked):
-                    self.state[waiting] = READY
-                    self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
-                    # a plain WARPSYNC joins lanes an EXCLUSIVE one kept apart (its own
-                    # lanes waited with their tag set to the mask they wait on)
-                    if "excl" in self.m.__dict__:
-                        self.join_exclusive(waiting & (self.excl != int(m)))
-                    self.merge_lanes(waiting, int(m))
-                    self._converged = None
-                    woke = True
+        if not np.count_nonzero(at_ws):
+            return False
+        exited = self.state == EXITED
+        woke = False
+        for m in sorted(set(self.wait_arg[at_ws].tolist())):
+            settled = exited | (self.state == AT_WARPSYNC)      # (as the lanes released so far left it)
+            for state in parked_states:
+                settled |= self.state == state
+            if np.count_nonzero(int_to_mask(int(m)) & ~settled):
+                continue
+            waiting = at_ws & (self.wait_arg == m)
+            self.state[waiting] = READY
+            self.sync_hint[waiting] = mask_to_int(waiting)   # met: these lanes
+            # a plain WARPSYNC joins lanes an EXCLUSIVE one kept apart (its own lanes waited
+            # with their tag set to the mask they wait on)
+            if "excl" in self.m.__dict__:
+                self.join_exclusive(waiting & (self.excl != int(m)))
+            self.merge_lanes(waiting, int(m))
+            self._converged = None
+            woke = True
         return woke
 
     def join_exclusive(self, lanes: np.ndarray) -> None:
@@ -422,22 +434,7 @@ class Warp(Lanes):
         own lanes cannot leave it without them). ptxas -g's `block.sync()` is WARPSYNC then
         BAR.SYNC: lanes let go early at a callee's YIELD reach the BAR before the lane that
         called it reaches the WARPSYNC."""
-        at_ws = self.state == AT_WARPSYNC
-        if not np.count_nonzero(at_ws):
-            return False
-        blocked = (self.state == EXITED) | (self.state == AT_BAR) | (self.state == AT_BSYNC) | at_ws
-        woke = False
-        for m in sorted(set(self.wait_arg[at_ws].tolist())):
-            if np.count_nonzero(int_to_mask(int(m)) & ~blocked):
-                continue
-            waiting = at_ws & (self.wait_arg == m)
-            self.state[waiting] = READY
-            self.sync_hint[waiting] = mask_to_int(waiting)
-            self.join_exclusive(waiting)
-            self.merge_lanes(waiting, int(m))
-            self._converged = None
-            woke = True
-        return woke
+        return self._release_warp_syncs(AT_BSYNC, AT_BAR)
 
     def _barrier_instances(self, at_bsync: np.ndarray):
         """(Bx, member mask, lanes waiting on it) of each barrier instance lanes wait at:

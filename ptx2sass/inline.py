@@ -487,12 +487,15 @@ class _Inliner:
                 dataclasses.replace(st, guard=None),
                 ast.Label(line=st.line, column=st.column, name=skip)]
 
-    def out_of_line_function(self, item: ast.Function) -> ast.Function:
-        """An out-of-line function with `.reg` parameters and its body rewritten. The
-        struct names of the function before end with it (nvcc names every function's result
-        `func_retval0`: a struct in one, a scalar in the next)."""
+    def start_function(self) -> None:
+        """The per-function names start empty: a struct's name (nvcc names every function's
+        result `func_retval0`: a struct in one, a scalar in the next) ends with its function."""
         self.fields, self.temps = {}, {}
         self.arrays, self.packed = set(), {}
+
+    def out_of_line_function(self, item: ast.Function) -> ast.Function:
+        """An out-of-line function with `.reg` parameters and its body rewritten."""
+        self.start_function()
         shapes = iter(self.layouts[item.name])
         groups = []
         for group in (item.params, item.return_params):
@@ -550,8 +553,7 @@ class _Inliner:
                 if item.kind == ".func":
                     continue          # inlined everywhere it is called
                 if item.body is not None:
-                    self.fields, self.temps = {}, {}
-                    self.arrays, self.packed = set(), {}
+                    self.start_function()
                     body = self.body(item.body, {}, (item.name,))
                     item = dataclasses.replace(item, body=self.declare_extras(body, set()))
             items.append(item)
