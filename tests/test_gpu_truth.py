@@ -106,3 +106,22 @@ def test_rcp_approx_ftz_f64_flushes_a_subnormal_result():
     run(cubin, "k", 1, 3, [out, data])
     assert [hex(v) for v in out[:2]] == ["0x0", "0x8000000000000000"]
     assert out[2] == 0x3FE0000000000000          # 1/2, exact in the high word
+
+
+@pytest.mark.parametrize("threads", [1, 32], ids=["one_lane", "warp"])
+def test_dfma_of_an_overflowing_product_and_an_infinite_addend_is_the_addend(threads):
+    """fma.rn.f64 keeps the product exact, so finite a and b with an infinite c give c: run
+    25's 9500227 had 0x78961d5e21b558d2 * 0x48f6eba040d7881a + -inf give -inf
+    (0xfff0000000000000) on the H200, where the emulator's rounded product overflowed to
+    +inf and +inf - inf gave NaN. One lane runs the single-lane DFMA, a warp the vector one."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from codegen_harness import kernel
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    build = oracle.ptxas(kernel("fma.rn.f64 %o, %a0, %a1, %a2;", 64, 3, 64, target="sm_90"), "sm_90")
+    assert build.ok, build.stderr
+    data = np.tile(np.array([0x78961D5E21B558D2, 0x48F6EBA040D7881A, 0xFFF0000000000000], dtype=np.uint64), threads)
+    out = np.zeros(threads, dtype=np.uint64)
+    run(build.output, "k", 1, threads, [out, data])
+    assert {hex(v) for v in out.tolist()} == {"0xfff0000000000000"}
