@@ -45,8 +45,8 @@ def _first_difference(case, name: str, got: bytes, want: bytes) -> str:
     return f"{name}: {int((g != w).sum())} words differ; first [{i}]{where}: emulator {int(g[i]):#x}, GPU {int(w[i]):#x}"
 
 
-@pytest.mark.parametrize("seed", [_params(s) for s in sorted(MANIFEST)])
-def test_emulator_matches_h200(seed):
+def _run_seed(seed: str):
+    """(case, the emulator's buffers, the GPU's buffers) of a manifest launch."""
     from ptx2sass import oracle
     from ptx2sass.fuzz.inputs import read_case
     from ptx2sass.fuzz.runner import execute
@@ -65,9 +65,30 @@ def test_emulator_matches_h200(seed):
     gpu = gzip.decompress((HERE / f"{seed}.gpu.gz").read_bytes())
     want = {"out": gpu[:entry["out"]], "atom": gpu[entry["out"]:]}
     assert len(want["atom"]) == entry["atom"]
+    return case, {name: bytes(result.buffers[name]) for name in ("out", "atom")}, want
+
+
+@pytest.mark.parametrize("seed", [_params(s) for s in sorted(MANIFEST)])
+def test_emulator_matches_h200(seed):
+    case, got, want = _run_seed(seed)
     for name in ("out", "atom"):
-        got = bytes(result.buffers[name])
-        assert got == want[name], _first_difference(case, name, got, want[name])
+        assert got[name] == want[name], _first_difference(case, name, got[name], want[name])
+
+
+def test_stmatrix_in_a_partial_warp_stores_nothing():
+    """Run 25's 9500363 (an xfail above for rsqrt.approx.ftz.f64's last bit): CTAs of 17
+    threads run stmatrix.x2 into their warp's zeroed scratch and read it back; the H200 read
+    zeros in every thread, where the emulator had stored the present lanes' elements
+    (0x0000003c). The slots stmatrix's read-back wrote must be the GPU's."""
+    case, got, want = _run_seed("9500363")
+    nslots = len(case.slots)
+    cols = [i for i, slot in enumerate(case.slots) if slot[4].startswith("stmatrix.")]
+    assert cols
+    g = np.frombuffer(got["out"], np.uint64).reshape(-1, nslots)[:, cols]
+    w = np.frombuffer(want["out"], np.uint64).reshape(-1, nslots)[:, cols]
+    bad = g != w
+    assert not bad.any(), (f"{int(bad.sum())} stmatrix slots differ: emulator "
+                           f"{[hex(v) for v in g[bad][:3]]}, GPU {[hex(v) for v in w[bad][:3]]}")
 
 
 def test_rcp_approx_ftz_f64_flushes_a_subnormal_result():
@@ -85,3 +106,22 @@ def test_rcp_approx_ftz_f64_flushes_a_subnormal_result():
     run(cubin, "k", 1, 3, [out, data])
     assert [hex(v) for v in out[:2]] == ["0x0", "0x8000000000000000"]
     assert out[2] == 0x3FE0000000000000          # 1/2, exact in the high word
+
+
+@pytest.mark.parametrize("threads", [1, 32], ids=["one_lane", "warp"])
+def test_dfma_of_an_overflowing_product_and_an_infinite_addend_is_the_addend(threads):
+    """fma.rn.f64 keeps the product exact, so finite a and b with an infinite c give c: run
+    25's 9500227 had 0x78961d5e21b558d2 * 0x48f6eba040d7881a + -inf give -inf
+    (0xfff0000000000000) on the H200, where the emulator's rounded product overflowed to
+    +inf and +inf - inf gave NaN. One lane runs the single-lane DFMA, a warp the vector one."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from codegen_harness import kernel
+    from ptx2sass import oracle
+    from ptx2sass.emu.launch import run
+    build = oracle.ptxas(kernel("fma.rn.f64 %o, %a0, %a1, %a2;", 64, 3, 64, target="sm_90"), "sm_90")
+    assert build.ok, build.stderr
+    data = np.tile(np.array([0x78961D5E21B558D2, 0x48F6EBA040D7881A, 0xFFF0000000000000], dtype=np.uint64), threads)
+    out = np.zeros(threads, dtype=np.uint64)
+    run(build.output, "k", 1, threads, [out, data])
+    assert {hex(v) for v in out.tolist()} == {"0xfff0000000000000"}
