@@ -27,6 +27,7 @@ from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
 from .errors import EmuFault
 from .ops_control import _target
 from .scalar_forms import FORMS as OWN
+from .scalar_runs import fuse
 from .single_lane import FORMS, M32, M64, address_parts
 from .specialise import _imm32
 
@@ -397,6 +398,7 @@ def run(launch) -> None:
     code = cache.get(limit)
     if code is None:
         code = cache[limit] = {}
+    runs = decoded.__dict__.setdefault("scalar_runs", {}).setdefault(limit, {})
     x = lists(limit)
     t = Thread(launch)
     P = t.P
@@ -406,6 +408,18 @@ def run(launch) -> None:
     pc = 0
     try:
         while True:
+            r = runs.get(pc, _UNSEEN)
+            if r is _UNSEEN:
+                r = fuse(code, runs, pc, limit, decoded, _CAUGHT)
+            if r is not None and used + r[1] <= most:
+                k = r[0](t)
+                if k >= 0:          # step k raised: the machine runs it (and the rest)
+                    used += k
+                    pc += 16 * k
+                    break
+                used += r[1]
+                pc += 16 * r[1]
+                continue
             e = code.get(pc)
             if e is None:
                 e = code[pc] = _entry(decoded, pc, x)
@@ -439,6 +453,10 @@ def run(launch) -> None:
         if t.bridge is not None:
             t.bridge[0].release()
             t.bridge = None
+
+
+_UNSEEN = object()          # a PC whose run (emu/scalar_runs.py) is not known yet
+_CAUGHT = (_Off, EmuFault)
 
 
 def _machine(launch, t: Thread, pc: int, executed: int) -> None:

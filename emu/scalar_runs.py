@@ -1,0 +1,120 @@
+"""Straight-line runs of the one-thread interpreter (emu/scalar.py) fused into one function.
+
+In a ZLUDA pass the scalar path's time per instruction is mostly memory latency, not work:
+a launch of `add` (11 instructions) takes ~7 us run again and again, ~30 us when 150 other
+kernels ran in between (the corpus pass the benchmark times), each instruction's entry
+(a tuple in a dict), its form's closure, the accessor closures it calls and their cells
+being fetched from far caches (~20 objects an instruction). A run of consecutive plain
+entries (no control flow) is called as one function: the loop's per-instruction lookups
+and checks are done once for the run, and the simplest steps (what emu/blocks.py's
+`_inline` writes out for the machine's one-lane runs: an unguarded MOV, IMAD.MOV or IADD3
+without carries, from registers, integer immediates and constants, into a register under
+the launch's limit) are written out as the list updates their forms make, with no closure.
+
+A run is made from entries already made (so from a program's second launch on, or a loop's
+second pass), at a PC where the loop arrives, as long as the entries that follow are known
+plain ones; its code is compiled once per shape (which steps are calls, guarded calls or
+written out, and how) and bound to the run's closures and registers as parameter defaults.
+The run returns -1 when every step ran, else the index of the step that raised `_Off` or
+`EmuFault` (steps before it ran): the interpreter hands the thread to the machine there,
+as it does when a single step raises.
+"""
+from __future__ import annotations
+
+from types import FunctionType
+
+from .blocks import _inline
+
+MIN_RUN = 2
+MAX_RUN = 64
+M32 = 0xFFFFFFFF
+_CODE: dict = {}                  # shape -> code object, shared by every run of that shape
+_GLOBALS = {"__builtins__": __builtins__}
+_WIDTH = {"r": 1, "-r": 1, "i": 1, "c": 2}
+
+
+def _source(kind: str, names: list) -> str:
+    if kind == "r":
+        return f"R[{names[0]}]"
+    if kind == "-r":
+        return f"(R[{names[0]}] ^ {M32}) + 1"
+    if kind == "i":
+        return names[0]
+    return f"const({names[0]}, {names[1]}, 4)"
+
+
+def _code(shape: tuple):
+    """The code object of a run of `shape`: per step ("call",), ("guarded",) or ("inline",
+    `_inline` shape). Step k's closure is `f{k}` (guard `g{k}`, value that skips `k{k}`), an
+    inline step's destination `d{k}` and sources `a{k}_{j}_{i}`."""
+    code = _CODE.get(shape)
+    if code is not None:
+        return code
+    params, body, at = [], [], []
+    for k, entry in enumerate(shape):
+        if entry[0] == "inline":
+            how, what = entry[1]
+            params.append(f"d{k}")
+            srcs = []
+            for j, kind in enumerate([what] if how == "mov" else what):
+                got = [f"a{k}_{j}_{i}" for i in range(_WIDTH[kind])]
+                params += got
+                srcs.append(_source(kind, got))
+            value = srcs[0] if how == "mov" else f"({' + '.join(srcs)}) & {M32}"
+            body.append(f"        R[d{k}] = {value}")
+        elif entry[0] == "guarded":
+            params += [f"f{k}", f"g{k}", f"k{k}"]
+            body.append(f"        if P[g{k}] is not k{k}: f{k}(t, None, True, True)")
+        else:
+            params.append(f"f{k}")
+            body.append(f"        f{k}(t, None, True, True)")
+        at.append(k)
+    lines = [f"def run(t, {', '.join(params)}, caught):", "    R = t.R", "    P = t.P"]
+    if any("const(" in line for line in body):
+        lines.append("    const = t.launch.const.read")
+    lines.append("    try:")
+    first = len(lines) + 1
+    step_of = {first + i: k for i, k in enumerate(at)}
+    lines += [*body, "    except caught as e:", f"        return {step_of!r}[e.__traceback__.tb_lineno]",
+              "    return -1"]
+    code = compile("\n".join(lines), "<scalar run>", "exec").co_consts[0]
+    _CODE[shape] = code
+    return code
+
+
+def fuse(code: dict, runs: dict, pc: int, limit: int, decoded, caught: tuple):
+    """(function, steps) of the run from `pc`, or None; kept in `runs` once known. Made of
+    the entries in `code` from `pc` on that are plain (not False, not control flow); while
+    the entry after them is not made yet and they are too few, nothing is kept (asked
+    again on a later arrival)."""
+    shape, defaults = [], []
+    p = pc
+    while len(shape) < MAX_RUN:
+        e = code.get(p)
+        if e is None:
+            if len(shape) < MIN_RUN:
+                return None                 # not known yet: asked again later
+            break
+        if e is False or e[3]:
+            break
+        f, g, skip, _ = e
+        step = decoded.steps.get(p)
+        v = _inline(step) if step is not None and g is None else None
+        if v is not None and v[1][0] < limit:
+            shape.append(("inline", v[0]))
+            defaults += v[1]
+        elif g is None:
+            shape.append(("call",))
+            defaults.append(f)
+        else:
+            shape.append(("guarded",))
+            defaults += [f, g, skip]
+        p += 16
+    if len(shape) < MIN_RUN:
+        runs[pc] = None
+        return None
+    defaults.append(caught)
+    fn = FunctionType(_code(tuple(shape)), _GLOBALS, "run", tuple(defaults))
+    got = runs[pc] = (fn, len(shape))
+    return got
+
