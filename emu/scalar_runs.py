@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from types import FunctionType
 
-from .blocks import _inline
+from .single_lane import _WINDOWS, _element
 
 MIN_RUN = 2
 MAX_RUN = 64
 M32 = 0xFFFFFFFF
+M64 = 0xFFFFFFFFFFFFFFFF
 _CODE: dict = {}                  # shape -> code object, shared by every run of that shape
 _GLOBALS = {"__builtins__": __builtins__}
 _WIDTH = {"r": 1, "-r": 1, "i": 1, "c": 2}
@@ -43,50 +44,80 @@ def _source(kind: str, names: list) -> str:
     return f"const({names[0]}, {names[1]}, 4)"
 
 
+def _written(k: int, entry: tuple, params: list) -> list:
+    """The lines of written-out step k (its parameters appended to `params`)."""
+    kind = entry[0]
+    if kind == "inline":                       # emu/blocks.py's `_inline` shapes
+        how, what = entry[1]
+        params.append(f"d{k}")
+        srcs = []
+        for j, src in enumerate([what] if how == "mov" else what):
+            got = [f"a{k}_{j}_{i}" for i in range(_WIDTH[src])]
+            params += got
+            srcs.append(_source(src, got))
+        return [f"R[d{k}] = " + (srcs[0] if how == "mov" else f"({' + '.join(srcs)}) & {M32}")]
+    if kind == "uldc":                         # scalar._uldc's update
+        params += [f"d{k}", f"b{k}", f"o{k}"]
+        if entry[1] == 4:
+            return [f"UR[d{k}] = const(b{k}, o{k}, 4) & {M32}"]
+        return [f"v = const(b{k}, o{k}, 8)", f"UR[d{k}] = v & {M32}", f"UR[d{k} + 1] = v >> 32"]
+    # "ld" / "st" (single_lane's _load / _store on a thread's lists): (kind, size, generic
+    # space, base has a high register); the form itself where the access is off its fast path
+    _, size, generic, high = entry
+    params += [f"f{k}", f"d{k}", f"i{k}", f"o{k}"]
+    lines = [f"a = (R[i{k} + 1] << 32 | R[i{k}]) + o{k} & {M64}" if high else f"a = R[i{k}] + o{k} & {M64}",
+             f"at = None if {_WINDOWS[0]} <= a < {_WINDOWS[1]} else element(gmem, a, {size})" if generic
+             else f"at = element(gmem, a, {size})",
+             "if at is None:", f"    f{k}(t, None, True, True)", "else:"]
+    if kind == "ld":
+        if size == 4:
+            return lines + [f"    R[d{k}] = at[0].item(at[1])"]
+        return lines + ["    v = at[0].item(at[1])", f"    R[d{k}] = v & {M32}", f"    R[d{k} + 1] = v >> 32"]
+    if size == 4:
+        return lines + [f"    at[0][at[1]] = R[d{k}] & {M32}"]
+    return lines + [f"    at[0][at[1]] = R[d{k}] | R[d{k} + 1] << 32"]
+
+
 def _code(shape: tuple):
-    """The code object of a run of `shape`: per step ("call",), ("guarded",) or ("inline",
-    `_inline` shape). Step k's closure is `f{k}` (guard `g{k}`, value that skips `k{k}`), an
-    inline step's destination `d{k}` and sources `a{k}_{j}_{i}`."""
+    """The code object of a run of `shape`: per step ("call",), ("guarded",) or a written-out
+    shape (`_written`). Step k's closure is `f{k}` (guard `g{k}`, value that skips `k{k}`)."""
     code = _CODE.get(shape)
     if code is not None:
         return code
-    params, body, at = [], [], []
+    params, body = [], []                      # body: (line, step)
     for k, entry in enumerate(shape):
-        if entry[0] == "inline":
-            how, what = entry[1]
-            params.append(f"d{k}")
-            srcs = []
-            for j, kind in enumerate([what] if how == "mov" else what):
-                got = [f"a{k}_{j}_{i}" for i in range(_WIDTH[kind])]
-                params += got
-                srcs.append(_source(kind, got))
-            value = srcs[0] if how == "mov" else f"({' + '.join(srcs)}) & {M32}"
-            body.append(f"        R[d{k}] = {value}")
-        elif entry[0] == "guarded":
+        if entry[0] == "guarded":
             params += [f"f{k}", f"g{k}", f"k{k}"]
-            body.append(f"        if P[g{k}] is not k{k}: f{k}(t, None, True, True)")
-        else:
+            body.append((f"if P[g{k}] is not k{k}: f{k}(t, None, True, True)", k))
+        elif entry[0] == "call":
             params.append(f"f{k}")
-            body.append(f"        f{k}(t, None, True, True)")
-        at.append(k)
-    lines = [f"def run(t, {', '.join(params)}, caught):", "    R = t.R", "    P = t.P"]
-    if any("const(" in line for line in body):
+            body.append((f"f{k}(t, None, True, True)", k))
+        else:
+            body += [(line, k) for line in _written(k, entry, params)]
+    lines = [f"def run(t, {', '.join(params)}, caught, element):", "    R = t.R", "    P = t.P"]
+    text = "\n".join(line for line, _ in body)
+    if "UR[" in text:
+        lines.append("    UR = t.UR")
+    if "const(" in text:
         lines.append("    const = t.launch.const.read")
+    if "gmem" in text:
+        lines.append("    gmem = t.launch.gmem")
     lines.append("    try:")
     first = len(lines) + 1
-    step_of = {first + i: k for i, k in enumerate(at)}
-    lines += [*body, "    except caught as e:", f"        return {step_of!r}[e.__traceback__.tb_lineno]",
-              "    return -1"]
+    step_of = {first + n: k for n, (_, k) in enumerate(body)}
+    lines += ["        " + line for line, _ in body]
+    lines += ["    except caught as e:", f"        return {step_of!r}[e.__traceback__.tb_lineno]", "    return -1"]
     code = compile("\n".join(lines), "<scalar run>", "exec").co_consts[0]
     _CODE[shape] = code
     return code
 
 
-def fuse(code: dict, runs: dict, pc: int, limit: int, decoded, caught: tuple):
+def fuse(code: dict, runs: dict, pc: int, limit: int, decoded, caught: tuple, written):
     """(function, steps) of the run from `pc`, or None; kept in `runs` once known. Made of
     the entries in `code` from `pc` on that are plain (not False, not control flow); while
     the entry after them is not made yet and they are too few, nothing is kept (asked
-    again on a later arrival)."""
+    again on a later arrival). `written(step, limit)`: (shape, parameters) of a step to
+    write out, or None (called through its entry)."""
     shape, defaults = [], []
     p = pc
     while len(shape) < MAX_RUN:
@@ -99,9 +130,10 @@ def fuse(code: dict, runs: dict, pc: int, limit: int, decoded, caught: tuple):
             break
         f, g, skip, _ = e
         step = decoded.steps.get(p)
-        v = _inline(step) if step is not None and g is None else None
-        if v is not None and v[1][0] < limit:
-            shape.append(("inline", v[0]))
+        v = written(step, limit) if step is not None and g is None else None
+        if v is not None:
+            shape.append(v[0])
+            defaults += [f] if v[0][0] in ("ld", "st") else []
             defaults += v[1]
         elif g is None:
             shape.append(("call",))
@@ -113,8 +145,7 @@ def fuse(code: dict, runs: dict, pc: int, limit: int, decoded, caught: tuple):
     if len(shape) < MIN_RUN:
         runs[pc] = None
         return None
-    defaults.append(caught)
+    defaults += [caught, _element]
     fn = FunctionType(_code(tuple(shape)), _GLOBALS, "run", tuple(defaults))
     got = runs[pc] = (fn, len(shape))
     return got
-
