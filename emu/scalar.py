@@ -183,6 +183,43 @@ def _off(*args):
     raise _Off()
 
 
+# --------------------------------------------------------------------------- uniform forms
+# The uniform integer instructions run the handlers of their general forms (emu/registry),
+# which read and write whatever files the operands name: the single-lane forms of those,
+# with destinations in the uniform files, compute the same.
+
+UNIFORM = {"UIADD3": "IADD3", "UMOV": "MOV", "USEL": "SEL", "UISETP": "ISETP", "UPRMT": "PRMT",
+           "ULOP3": "LOP3", "UPOPC": "POPC"}
+
+
+def _udst(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "UR" or op.suffix:
+        return None
+    i = op.index
+    if i == 255:
+        return _discard
+
+    def write(t, v, mask):
+        t.UR[i] = v
+    return write
+
+
+def _udst_pred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "UP":
+        return None
+    i = op.index
+    if i == 7:
+        return _discard
+
+    def write(t, v, mask):
+        t.UP[i] = bool(v)
+    return write
+
+
+UNIFORM_LISTS = SimpleNamespace(src=src, pred=pred, dst=_udst, dst_pred=_udst_pred, pair=None, const64=None,
+                                address=None)
+
+
 # --------------------------------------------------------------------------- forms of its own
 # Plain forms are f(t, s, active, mask) as the single-lane forms; control forms are f(t) → the
 # next PC, or -1 when the thread exits.
@@ -388,6 +425,8 @@ def _entry(decoded, offset: int, x):
         f = FORMS[op](step, bridged or _off, x)
     if f is None and op in OWN:
         f = OWN[op](step, bridged or _off, x)
+    if f is None and op in UNIFORM:
+        f = FORMS[UNIFORM[op]](step, bridged or _off, UNIFORM_LISTS)
     f = f or bridged
     return False if f is None else (f, gi, skip, False)
 
