@@ -7,7 +7,7 @@ step bridged to a one-lane machine ("bridged"), and one-thread launches handed t
 part-way ("handed off").
 
     .venv/bin/python bench/emu_exec_paths.py [--hazards] [--repeat 6] [--without runs,forms]
-    .venv/bin/python bench/emu_exec_paths.py --cold add [--others 150]
+    .venv/bin/python bench/emu_exec_paths.py --cold add [--others 150] [--without runs,forms]
     .venv/bin/python bench/emu_exec_paths.py --ab runs|forms [--pairs 20] [--hazards]
 
 `--without` leaves out the scalar path's fused runs and/or its BREV/VOTE/LDC/uniform forms
@@ -217,12 +217,14 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--without", default="", help="runs,forms: leave these out")
     args = ap.parse_args(argv)
+    without = set(filter(None, args.without.split(",")))
     if args.cold:
+        _without(without)
         cold(args.cold, args.others)
     elif args.ab:
         ab(args.ab, args.pairs, args.hazards)
     else:
-        paths(args.hazards, args.repeat, set(filter(None, args.without.split(","))))
+        paths(args.hazards, args.repeat, without)
     return 0
 
 
