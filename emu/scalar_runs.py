@@ -6,10 +6,12 @@ kernels ran in between (the corpus pass the benchmark times), each instruction's
 (a tuple in a dict), its form's closure, the accessor closures it calls and their cells
 being fetched from far caches (~20 objects an instruction). A run of consecutive plain
 entries (no control flow) is called as one function: the loop's per-instruction lookups
-and checks are done once for the run, and the simplest steps (what emu/blocks.py's
-`_inline` writes out for the machine's one-lane runs: an unguarded MOV, IMAD.MOV or IADD3
-without carries, from registers, integer immediates and constants, into a register under
-the launch's limit) are written out as the list updates their forms make, with no closure.
+and checks are done once for the run, and the commonest unguarded steps are written out as
+the list updates their forms make, with no closure (scalar.py's `_written` picks them):
+what emu/blocks.py's `_inline` writes out for the machine's one-lane runs (MOV, IMAD.MOV,
+IADD3 without carries, from registers, integer immediates and constants, into a register
+under the launch's limit), a ULDC, and a 4- or 8-byte LD/LDG/ST/STG, whose form runs where
+the access is off its fast path (a window, another buffer, misalignment).
 
 A run is made from entries already made (so from a program's second launch on, or a loop's
 second pass), at a PC where the loop arrives, as long as the entries that follow are known
@@ -30,6 +32,7 @@ MAX_RUN = 64
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 _CODE: dict = {}                  # shape -> code object, shared by every run of that shape
+CODE_LIMIT = 4096                 # shapes kept (a process running many kernels compiles again past it)
 _GLOBALS = {"__builtins__": __builtins__}
 _WIDTH = {"r": 1, "-r": 1, "i": 1, "c": 2}
 
@@ -108,6 +111,8 @@ def _code(shape: tuple):
     lines += ["        " + line for line, _ in body]
     lines += ["    except caught as e:", f"        return {step_of!r}[e.__traceback__.tb_lineno]", "    return -1"]
     code = compile("\n".join(lines), "<scalar run>", "exec").co_consts[0]
+    if len(_CODE) >= CODE_LIMIT:
+        _CODE.clear()
     _CODE[shape] = code
     return code
 

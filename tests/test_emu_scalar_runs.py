@@ -116,3 +116,23 @@ def test_a_step_raising_inside_a_run(monkeypatch, bad):
     assert _made(program) >= 10
     assert want[2][0] == "fault" and "out-of-bounds" in want[2][1], want[2]
     assert got == want
+
+
+@pytest.mark.skipif(not PROGRAMS, reason="no ZLUDA corpus")
+def test_shapes_compiled_again_past_the_limit(monkeypatch):
+    """With room for two shapes the code cache is emptied again and again; runs still made
+    and outcomes unchanged."""
+    monkeypatch.setattr(scalar_runs, "_CODE", {})
+    monkeypatch.setattr(scalar_runs, "CODE_LIMIT", 2)
+    picked = PROGRAMS[:20]
+    want = []
+    monkeypatch.setattr(scalar_runs, "MAX_RUN", 0)
+    for entry, program in picked:
+        _forget_runs(program)
+        want.append(_launch(entry, program))
+    monkeypatch.setattr(scalar_runs, "MAX_RUN", 64)
+    for entry, program in picked:
+        _forget_runs(program)
+        got = [_launch(entry, program) for _ in range(3)]
+        assert got == [want[picked.index((entry, program))]] * 3, entry["name"]
+    assert 0 < len(scalar_runs._CODE) <= 2
