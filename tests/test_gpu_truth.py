@@ -133,12 +133,12 @@ def _fill_runs(case, cubin: bytes, fills=(0, 0x5A)) -> list[dict]:
     from ptx2sass.emu.launch import run_buffers
     from ptx2sass.fuzz.inputs import launch_data
     from ptx2sass.fuzz.runner import BUDGET
-    data = launch_data(case)
     prog = _load(cubin, case.kernel)
     runs = []
     for fill in fills:
+        data = launch_data(case)        # afresh: a run writes into its surface objects
         res = run_buffers(prog, case.grid, case.block, data.params, data.buffers, budget=BUDGET,
-                          hazard_check=False, shared_fill=fill)
+                          hazard_check=False, objects=data.objects, shared_fill=fill)
         runs.append({n: np.frombuffer(bytes(res.buffers[n]), np.uint64) for n in ("out", "atom")})
     return runs
 
