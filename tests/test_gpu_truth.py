@@ -125,3 +125,75 @@ def test_dfma_of_an_overflowing_product_and_an_infinite_addend_is_the_addend(thr
     out = np.zeros(threads, dtype=np.uint64)
     run(build.output, "k", 1, threads, [out, data])
     assert {hex(v) for v in out.tolist()} == {"0xfff0000000000000"}
+
+
+def _fill_runs(case, cubin: bytes, fills=(0, 0x5A)) -> list[dict]:
+    """The emulator's `out` and `atom` words of a case's cubin, once per starting byte of
+    shared memory (the emulator zeroes it; a GPU starts with what earlier kernels left)."""
+    from ptx2sass.emu.launch import run_buffers
+    from ptx2sass.fuzz.inputs import launch_data
+    from ptx2sass.fuzz.runner import BUDGET
+    prog = _load(cubin, case.kernel)
+    runs = []
+    for fill in fills:
+        data = launch_data(case)        # afresh: a run writes into its surface objects
+        res = run_buffers(prog, case.grid, case.block, data.params, data.buffers, budget=BUDGET,
+                          hazard_check=False, objects=data.objects, shared_fill=fill)
+        runs.append({n: np.frombuffer(bytes(res.buffers[n]), np.uint64) for n in ("out", "atom")})
+    return runs
+
+
+def test_run25_probe_differs_only_where_it_reads_unwritten_shared_memory():
+    """GPU run 25 (docs/gpu/2026-11-29-h200-sm90-run25.md) ran the saved program
+    hmma_f32_probe_s9620049 (`--corpus fuzzfile`; this is the text it ran, the same PTX,
+    inputs and ptxas cubin as run 21's, where the H200 equalled the emulator) and gave 72 of
+    its 1856 `out` words otherwise than the emulator. All 72 are words of
+    `ld.shared.v4.u32 {%r11, %r9, %r6, %r3}, [g_wss + 16 * lane]`, the read-back of a
+    `wmma.store.d...col.m16n16k16.shared.s32` with a leading dimension of 32: the store
+    writes rows 0-15 of each 32-word column, so lanes 4-7 of every 8 read rows 16-31, which
+    nothing wrote (the program predates the generator's zeroing of g_wsc). Every word the
+    emulator computes the same whatever shared memory starts with is the H200's."""
+    from ptx2sass import oracle
+    from ptx2sass.fuzz.inputs import read_case
+    text = (HERE / "hmma_f32_probe_s9620049.run25.ptx").read_text()
+    case = read_case(text)
+    build = oracle.ptxas(text, "sm_90", (), name="fuzz.ptx")
+    assert build.ok, build.stderr
+    assert hashlib.sha256(build.output).hexdigest().startswith("36f6f3d64c29d005cf20ec4dbc2023e6"), \
+        "ptxas no longer gives the cubin the GPU ran"
+    gpu = gzip.decompress((HERE / "hmma_f32_probe_s9620049.run25.gpu.gz").read_bytes())
+    assert hashlib.sha256(gpu[:14848]).hexdigest().startswith("279c5bb90db2e02f")   # the run report's
+    want = {"out": np.frombuffer(gpu[:14848], np.uint64), "atom": np.frombuffer(gpu[14848:], np.uint64)}
+    zero, other = _fill_runs(case, build.output)
+    for name in ("out", "atom"):
+        defined = zero[name] == other[name]
+        bad = np.flatnonzero(defined & (zero[name] != want[name]))
+        assert not len(bad), f"{name}: {len(bad)} defined words differ from the H200, first [{bad[0]}]"
+    nslots = len(case.slots)
+    undefined = np.flatnonzero(zero["out"] != other["out"])
+    differ = np.flatnonzero(zero["out"] != want["out"])
+    assert len(undefined) == 128 and len(differ) == 72
+    assert {int(i) % nslots for i in undefined} == {i for i, s in enumerate(case.slots) if s[0] in ("%r3", "%r6", "%r9", "%r11")}
+    assert {int(i) // nslots % 32 % 8 for i in undefined} == {4, 5, 6, 7}
+
+
+def _saved_fuzz_programs():
+    folder = Path(__file__).resolve().parent / "gpu_regressions"
+    return [p for p in sorted(folder.glob("*.ptx")) if p.read_text().startswith("// fuzz-case: ")]
+
+
+@pytest.mark.parametrize("path", _saved_fuzz_programs(), ids=lambda p: p.stem)
+def test_saved_gpu_programs_do_not_read_unwritten_shared_memory(path):
+    """A saved program for `--corpus fuzzfile` (tests/gpu_regressions) is compared with the
+    emulator bit for bit on the GPU, so its outputs must not depend on the bytes shared memory
+    starts with (run 25: hmma_f32_probe_s9620049's wmma read-back read an unzeroed scratch)."""
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import compile_ptxas
+    case = read_case(path.read_text())
+    case.arch = "sm_90"
+    cubin, err = compile_ptxas(case)
+    assert cubin is not None, err
+    zero, other = _fill_runs(case, cubin)
+    for name in ("out", "atom"):
+        bad = np.flatnonzero(zero[name] != other[name])
+        assert not len(bad), f"{name}: {len(bad)} words follow shared memory's starting bytes, first [{bad[0]}]"
