@@ -19,7 +19,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import async_store, cp_async_arrive, cp_reduce_bulk, cvt_packed, mma_narrow, multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, bulk_copy_checks, cp_async_arrive, cp_reduce_bulk, cvt_packed, mma_narrow, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -754,6 +754,11 @@ class Checker:
                         return
                 if cp_async_arrive.applies(op, ins.modifiers):
                     if self.reported(cp_async_arrive.problems(ins.modifiers, ins.operands), ins, scope):
+                        return
+                if bulk_copy_checks.applies(op, ins.modifiers):
+                    if self.reported(bulk_copy_checks.problems(
+                            ins.modifiers, ins.operands, self.version, self.target_sm, self.target_name,
+                            lambda n: self.register_type(n, scope), _constant_value), ins, scope):
                         return
                 if op == "cp" and ".tensor" in ins.modifiers:
                     from ptx2sass.frontend import tensor_copy_checks
