@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 
 from ptx2sass.frontend import inventory
+from ptx2sass.frontend.instructions import TARGET_MIN_VERSION
 from tools.tensor_copy_variants import check
 
 REGS = ["%r1", "%r2", "%r3", "%r4", "%r5"]
@@ -63,13 +64,16 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sm = int(args.arch[3:].rstrip("af"))
     specific = args.arch[-1] in "af"
+    # the kernel's PTX version: 8.7, or the first the target has (sm_103a 8.8, sm_110a 9.0)
+    v = max((8, 7), TARGET_MIN_VERSION.get(args.arch, (8, 7)))
+    version = f"{v[0]}.{v[1]}"
     counts: Counter = Counter()
     for form in forms_after(args.marker):
         if not form.valid_on(sm, (9, 9), specific):
             counts["not-on-target"] += 1
             continue
         text = line(form, args.per_lane)
-        status, detail = check(text, args.arch)
+        status, detail = check(text, args.arch, version)
         counts[status] += 1
         if args.show or status != "match":
             print(f"{status:15} {text}  {detail}", flush=True)
