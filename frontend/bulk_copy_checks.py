@@ -73,3 +73,56 @@ def problems(modifiers: tuple, operands: list, version: tuple[int, int], target_
     if target_sm < 90:
         out.append(f"Illegal modifier '{QUALIFIER}' for instruction '{NAME}', for arch '{target_name}'")
     return out
+
+
+# ---- the family's feature messages (ptxas 13.5.37 below sm_90 / PTX 8.0; branch isa34) ----
+FAMILY_VERSION, FAMILY_SM = (8, 0), 90
+FEATURED = (".tile", ".im2col", ".mbarrier::complete_tx::bytes", ".bulk_group")
+SHARED_CTA_VERSION = (8, 6)
+
+
+def in_family(opcode: str, modifiers: tuple) -> bool:
+    """cp.async.bulk* and cp.reduce.async.bulk* (copies, tensor copies, prefetches, groups)."""
+    return opcode == "cp" and (modifiers[:2] == (".async", ".bulk")
+                               or modifiers[:3] == (".reduce", ".async", ".bulk"))
+
+
+def _needs(name: str, version, target_sm: int, kind: str = "Feature") -> list[str]:
+    """ptxas's pair for a feature of the family: the target first, then the version."""
+    out = []
+    if target_sm < FAMILY_SM:
+        out.append(f"{kind} '{name}' requires .target sm_{FAMILY_SM} or higher")
+    if version < FAMILY_VERSION:
+        out.append(f"{kind} '{name}' requires PTX ISA .version {FAMILY_VERSION[0]}.{FAMILY_VERSION[1]} or later")
+    return out
+
+
+def feature_problems(modifiers: tuple, version: tuple[int, int], target_sm: int) -> list[str]:
+    """The family's target and version messages in ptxas's order: the instruction's name
+    (`cp.async.bulk`, `cp.reduce.async.bulk`, `.tensor`, `.prefetch`, `.commit_group`,
+    `.wait_group`), then per modifier as written: a shared::cta destination (PTX 8.6),
+    `.tile`/`.im2col` (a tensor prefetch without a mode names `.tile`), `.multicast::cluster`
+    (the version only), the completion mechanism; `.wait_group.read`'s `.read` comes first
+    ("Modifier '.read' ...").
+    (ptxas names no `::cluster` here, as it does elsewhere.)"""
+    reduce = modifiers[:1] == (".reduce",)
+    name, rest = ("cp.reduce.async.bulk", modifiers[3:]) if reduce else ("cp.async.bulk", modifiers[2:])
+    for part in (".prefetch", ".tensor"):
+        if rest[:1] == (part,):
+            name, rest = name + part, rest[1:]
+    if rest[:1] in ((".commit_group",), (".wait_group",)):
+        name, rest = name + rest[0], rest[1:]
+    out = _needs(".read", version, target_sm, "Modifier") if ".read" in rest else []
+    out += _needs(name, version, target_sm)
+    spaces = [m for m in rest if m in SPACES]
+    for m in rest:
+        if m == ".shared::cta" and spaces[:1] == [m] and not reduce and version < SHARED_CTA_VERSION:
+            out.append(f"Feature '{name} with destination state space as .shared::cta' requires "
+                       f"PTX ISA .version {SHARED_CTA_VERSION[0]}.{SHARED_CTA_VERSION[1]} or later")
+        elif m in FEATURED:
+            out += _needs(m, version, target_sm)
+        elif m == ".multicast::cluster" and version < FAMILY_VERSION:
+            out.append(f"Modifier '{m}' requires PTX ISA .version {FAMILY_VERSION[0]}.{FAMILY_VERSION[1]} or later")
+    if name == "cp.async.bulk.prefetch.tensor" and not any(m.startswith((".tile", ".im2col")) for m in rest):
+        out += _needs(".tile", version, target_sm)
+    return out

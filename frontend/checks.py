@@ -1416,6 +1416,10 @@ class Checker:
             keys = [k for k in keys if k != op + ".v8"]
         if wide256 and op + ".v8" not in keys:
             keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
+        bulk = bulk_copy_checks.in_family(op, ins.modifiers)
+        if bulk:        # (their own order: the target first, then the version)
+            problems += bulk_copy_checks.feature_problems(ins.modifiers, self.version, self.target_sm)
+            keys = []
         for key in keys:
             feat = isa.FEATURES.get(key)
             if feat is None:
@@ -1438,7 +1442,7 @@ class Checker:
                 problems.append("Feature '256B cache prefetching' requires PTX ISA .version 7.4 or later")
         if wide256 and not {".global", ".generic"} >= (set(ins.modifiers) & _STATE_SPACE_MODIFIERS):
             problems.append("global state space expected for feature '256 bit wide load/store'")
-        if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
+        if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers) and not bulk:
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
         if op in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (8, 2):
             problems.append("Feature '.mmio' requires PTX ISA .version 8.2 or later")
@@ -1452,7 +1456,7 @@ class Checker:
                 and self.version < (9, 1):
             problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
                             "or later")
-        if any(m.endswith("::cluster") for m in ins.modifiers) and op != "mbarrier":
+        if any(m.endswith("::cluster") for m in ins.modifiers) and op != "mbarrier" and not bulk:
             # (ptxas 13.5.37: the version, then the target)
             if self.version < (7, 8):
                 problems.append("Feature '::cluster' requires PTX ISA .version 7.8 or later")

@@ -596,8 +596,6 @@ FEATURES: dict[str, Feature] = {
     "cp.async.bulk.tensor": Feature("cp.async.bulk.tensor", (8, 0), 90),
     "cp.reduce.async.bulk.tensor": Feature("cp.reduce.async.bulk.tensor", (8, 0), 90),
     "cp.async.bulk.prefetch.tensor": Feature("cp.async.bulk.prefetch.tensor", (8, 0), 90),
-    # (ptxas 13.5.37 names the completion mechanism too, after the instruction: branch isa34)
-    "cp.mbarrier::complete_tx::bytes": Feature(".mbarrier::complete_tx::bytes", (8, 0), 90),
     "clusterlaunchcontrol.try_cancel.async": Feature("clusterlaunchcontrol.try_cancel.async", (8, 6), 100),
     "clusterlaunchcontrol.query_cancel": Feature("clusterlaunchcontrol.query_cancel", (8, 6), 100),
     "ldmatrix": Feature("ldmatrix", (6, 5), 75),

@@ -193,3 +193,43 @@ def test_refusals_in_ptxas_words(v, arch, line):
     got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
            if "error   :" in l]
     assert got == want
+
+
+# the whole family's target and version messages (frontend/bulk_copy_checks.feature_problems;
+# before branch isa34 35 of these 39 differed: ptxas's order is the target then the version,
+# it names `.bulk_group`, `.tile`/`.im2col`, `.commit_group`/`.wait_group`/`.prefetch` and no
+# `::cluster`, and `cp.reduce.async.bulk` at PTX 7.8 on sm_90 was compiled)
+FAMILY = [
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 64, [%r2];",
+    FORM + " [%r3], [%rd1], 64, [%r2];",
+    "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r3], 64;",
+    "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r3], [%r2], 64, [%r2];",
+    "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 [%r3], [%r2], 64, [%r2];",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r3], 64;",
+    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1, {%r1}], [%r2];",
+    "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd1, {%r1}], [%r3];",
+    "cp.async.bulk.prefetch.L2.global [%rd1], 64;",
+    "cp.async.bulk.commit_group;",
+    "cp.async.bulk.wait_group 0;",
+    "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.bulk_group [%rd1, {%r1}], [%r3];",
+    "cp.async.bulk.prefetch.tensor.1d.L2.global [%rd1, {%r1}];",
+    "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes [%r3], [%rd1, {%r1}], [%r2];",
+    "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r3], [%rd1, {%r1, %r1, %r1}], [%r2], {%h1};",
+    "cp.async.bulk.prefetch.tensor.3d.L2.global.im2col [%rd1, {%r1, %r1, %r1}], {%h1};",
+    "cp.async.bulk.wait_group.read 0;",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.u32 [%rd1], [%r3], 64, %rd2;",
+]
+
+
+@pytest.mark.parametrize("v,arch", [("8.6", "sm_89"), ("7.8", "sm_89"), ("7.8", "sm_90")])
+@pytest.mark.parametrize("line", FAMILY)
+def test_family_feature_messages_in_ptxas_words(v, arch, line):
+    ptx = REFUSAL_KERNEL.format(v=v, arch=arch, line=line.replace("%r2", "%r1"))
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    want = [l.split("error   : ")[1] for l in theirs.stderr.splitlines() if "error   :" in l]
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
+           if "error   :" in l]
+    assert got == want
