@@ -196,7 +196,7 @@ def test_refusals_in_ptxas_words(v, arch, line):
 
 
 # the whole family's target and version messages (frontend/bulk_copy_checks.feature_problems;
-# before branch isa34 35 of these 39 differed: ptxas's order is the target then the version,
+# all 54 cases differed on main: ptxas's order is the target then the version,
 # it names `.bulk_group`, `.tile`/`.im2col`, `.commit_group`/`.wait_group`/`.prefetch` and no
 # `::cluster`, and `cp.reduce.async.bulk` at PTX 7.8 on sm_90 was compiled)
 FAMILY = [
