@@ -1,4 +1,5 @@
-"""cp.async.bulk's operand count and `.ignore_oob` (PTX ISA 9.2) as ptxas 13.5.37 checks them
+"""The cp.async.bulk family's checks as ptxas 13.5.37 makes them: its target and version
+messages (`feature_problems`, below), a copy's operand count and `.ignore_oob` (PTX ISA 9.2)
 (probed on branch isa34; cp.async.bulk was checked leniently: ours had taken the qualifier
 with the plain form's four operands, and a wrong count was "not supported yet" where ptxas
 says "Arguments mismatch"):
