@@ -101,9 +101,9 @@ def _needs(name: str, version, target_sm: int, kind: str = "Feature") -> list[st
 def feature_problems(modifiers: tuple, version: tuple[int, int], target_sm: int) -> list[str]:
     """The family's target and version messages in ptxas's order: the instruction's name
     (`cp.async.bulk`, `cp.reduce.async.bulk`, `.tensor`, `.prefetch`, `.commit_group`,
-    `.wait_group`), then per modifier as written: a shared::cta destination (PTX 8.6),
-    `.tile`/`.im2col` (a tensor prefetch without a mode names `.tile`), `.multicast::cluster`
-    (the version only), the completion mechanism; `.wait_group.read`'s `.read` comes first
+    `.wait_group`) and `.multicast::cluster` ("Modifier"), then per modifier as written: a
+    shared::cta destination (PTX 8.6), `.tile`/`.im2col` (a tensor prefetch without a mode
+    names `.tile`), the completion mechanism; `.wait_group.read`'s `.read` comes first
     ("Modifier '.read' ...").
     (ptxas names no `::cluster` here, as it does elsewhere.)"""
     reduce = modifiers[:1] == (".reduce",)
@@ -115,6 +115,8 @@ def feature_problems(modifiers: tuple, version: tuple[int, int], target_sm: int)
         name, rest = name + rest[0], rest[1:]
     out = _needs(".read", version, target_sm, "Modifier") if ".read" in rest else []
     out += _needs(name, version, target_sm)
+    if ".multicast::cluster" in rest:
+        out += _needs(".multicast::cluster", version, target_sm, "Modifier")
     spaces = [m for m in rest if m in SPACES]
     for m in rest:
         if m == ".shared::cta" and spaces[:1] == [m] and not reduce and version < SHARED_CTA_VERSION:
@@ -122,8 +124,6 @@ def feature_problems(modifiers: tuple, version: tuple[int, int], target_sm: int)
                        f"PTX ISA .version {SHARED_CTA_VERSION[0]}.{SHARED_CTA_VERSION[1]} or later")
         elif m in FEATURED:
             out += _needs(m, version, target_sm)
-        elif m == ".multicast::cluster" and version < FAMILY_VERSION:
-            out.append(f"Modifier '{m}' requires PTX ISA .version {FAMILY_VERSION[0]}.{FAMILY_VERSION[1]} or later")
     if name == "cp.async.bulk.prefetch.tensor" and not any(m.startswith((".tile", ".im2col")) for m in rest):
         out += _needs(".tile", version, target_sm)
     return out
