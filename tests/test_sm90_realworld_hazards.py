@@ -1,4 +1,4 @@
-"""The hazard checker accepts ptxas's own sm_90 code for the real-world corpus: ptxas 13.5's
+"""The hazard checker accepts ptxas's own sm_90 (and Blackwell) code for the real-world corpus: ptxas 13.5's
 cubins are right on silicon, so a finding on them is a latency rule that is too strict (and
 our scheduler, which uses the same rules, gives away cycles). Five modules the GPU check's
 real-world bundle flagged (FP64 results read by the conversion unit 6 cycles after DMUL/DFMA;
@@ -34,5 +34,19 @@ def test_ptxas_sm90_code_has_no_hazard_findings(module, kernel):
         _CUBINS[module["ptx"]] = theirs.output
     run = kernel["run"]
     result = emu_run(_CUBINS[module["ptx"]], kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
+                     rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
+    assert not result.hazards, [str(h) for h in result.hazards][:3]
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_110", "sm_120"])
+def test_ptxas_blackwell_sync_guard_distance_is_accepted(arch):
+    """The same SYNCS guard 11 cycles after its VOTEU in ptxas's Blackwell code (the sm_89
+    module retargeted, as tools/realworld.retargeted does)."""
+    module = next(m for m in rw.retargeted(arch) if "bulk_pipeline" in (m["ptx"] or ""))
+    theirs = oracle.ptxas(module["ptx_text"], arch, name="m.ptx")
+    assert theirs.ok, theirs.stderr
+    kernel = next(k for k in module["kernels"] if k["entry"] == "split_arrive_wait")
+    run = kernel["run"]
+    result = emu_run(theirs.output, kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
                      rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
     assert not result.hazards, [str(h) for h in result.hazards][:3]
