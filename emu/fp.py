@@ -408,9 +408,13 @@ def fma64_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def fma64(a: float, b: float, c: float, mode: str) -> float:
-    """FP64 fused multiply-add for one lane, exactly rounded."""
-    if not all(map(math.isfinite, (a, b, c))):
+    """FP64 fused multiply-add for one lane, exactly rounded. The product is exact, so
+    with finite a and b an infinite (or NaN) c is the result even where a*b alone would
+    overflow (an H200's DFMA, GPU run 25's fuzz 9500227: 1.6e272 * 1e44 + -inf = -inf)."""
+    if not (math.isfinite(a) and math.isfinite(b)):
         return a * b + c
+    if not math.isfinite(c):
+        return c
     if mode == "RN":
         # a*b + c as one integer over a power of two; CPython's int / int rounds correctly
         # (to nearest even, subnormals included)

@@ -227,6 +227,20 @@ class GlobalMemory:
             out[sel] = _gather(buf.data, addresses[sel] - np.uint64(buf.base), size)
         return out
 
+    def load_edges_outside(self, address: int, size: int, slack: int) -> tuple[np.ndarray, int, int]:
+        """The bytes of [address, address + size) inside the buffer that holds its last byte,
+        as (data, first, end) offsets into the range, where up to `slack` bytes at either
+        end may lie outside it (read as zero); more, or no byte inside, faults as `load`."""
+        i = bisect_right(self._base_list, address + size - 1) - 1
+        if i >= 0:
+            b = self.buffers[i]
+            lo, hi = max(address, b.base), min(address + size, b.end)
+            if lo < hi and lo - address <= slack and address + size - hi <= slack:
+                out = np.zeros(size, dtype=np.uint8)
+                out[lo - address:hi - address] = b.data[lo - b.base:hi - b.base]
+                return out, lo - address, hi - address
+        return self.load(np.array([address], dtype=np.uint64), size)[0], 0, size
+
     def store(self, addresses: np.ndarray, values: np.ndarray) -> None:
         if len(addresses) == 0:
             return

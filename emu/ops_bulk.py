@@ -17,6 +17,10 @@ issued for.
 * `UBLKCP.G.S.DST_G_BYTE_MASK [URa], [URb], URc` (`.cp_mask`, sm_100+): URc's high half the
   16-bit byteMask; the PTX ISA: byte i of every 16-byte chunk of the source is copied where
   bit i is set, the destination's other bytes keep their value.
+* `.ignore_oob` (PTX 9.2) is the plain `UBLKCP.S.G` (ptxas 13.5.37 drops ignoreBytesLeft/
+  Right), so the instruction itself tolerates it: up to 15 bytes of a global source at
+  either end of the copy may lie outside the allocation that holds the rest; those
+  bytes of the destination keep their value (the PTX ISA: indeterminate). More faults.
 * `UBLKRED.<dst>.S.<op>[.<type>]`: the same with each element combined into the
   destination (ADD/MIN/MAX/INC/DEC/AND/OR/XOR on 32-bit words by default, `.U64`/`.S64`
   on 64-bit ones, `.S32` signed).
@@ -42,12 +46,14 @@ from ptx2sass.encoder.model import Reg
 
 from . import fp
 from .errors import EmuFault
+from .memory import check_alignment
 from .lanes import PerWarp
 from .ops_memory import _load, _store
 from .ops_syncs import _read64, _write64, update
 from .registry import semantics
 
 M32 = 0xFFFFFFFF
+EDGE_SLACK = 15         # a global source's bytes that may lie past its allocation, at each end
 SPACES = {"S": "shared", "G": "global"}
 
 
@@ -184,8 +190,19 @@ def op_bulk_copy(w, s, active, mask):
     if lane is None:
         return
     dst_space, d, bar, src_space, src, n = _endpoints(w, s, lane)
-    raw = _bytes(w, src_space, src, n, lane)
     mods = s.ins.modifiers
+    if s.ins.opcode == "UBLKCP" and (dst_space, src_space) == ("shared", "global") \
+            and "MULTICAST" not in mods and n:
+        # `.ignore_oob` is this same instruction (ptxas 13.5.37): a source chunk partly
+        # past its allocation reads what is inside; the destination's other bytes keep
+        # their value (the PTX ISA: indeterminate)
+        check_alignment(np.array([src], np.uint64), 16, "global")
+        raw, first, end = w.launch.gmem.load_edges_outside(src, n, EDGE_SLACK)
+        if first or end < n:
+            old = _bytes(w, dst_space, d, n, lane)
+            raw[:first], raw[end:] = old[:first], old[end:]
+    else:
+        raw = _bytes(w, src_space, src, n, lane)
     high = _uvalue(w, s.ins.operands[2], lane) >> 16 & 0xFFFF
     if s.ins.opcode == "UBLKRED":
         raw = _reduce(mods, _bytes(w, dst_space, d, n, lane).copy(), raw.copy())

@@ -8,7 +8,7 @@ from ptx2sass.encoder.model import NO_SCOREBOARD, ConstRef, Imm, Mem, Reg
 
 from . import fp
 from .errors import EmuFault
-from .lanes import SHARED_RANK_SHIFT, reg, widen
+from .lanes import EXITED, SHARED_RANK_SHIFT, reg, widen
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .registry import semantics
 
@@ -784,8 +784,15 @@ def op_stsm(w, s, active, mask):
     and lanes 8i..8i+7 give the addresses of matrix i's rows. `.8.MT168`: a 16x8 matrix M
     of bytes in the mma accumulator layout (lane t's register i, byte k: M[t/4 + 8(k/2)]
     [2(t%4) + k%2]) stored transposed: row c of 16 bytes at lane 8i+c's address holds
-    column c of M (as CUTLASS's SM100_U8x4_STSM_T layout publishes it)."""
-    if not np.any(mask):
+    column c of M (as CUTLASS's SM100_U8x4_STSM_T layout publishes it).
+
+    A warp that lacks lanes (threads the CTA does not have, or that exited) stores nothing:
+    stmatrix is .sync.aligned, which the PTX manual leaves undefined unless every thread of
+    the warp runs it, and an H200 left the scratch as it was there (GPU run 25: fuzz
+    9500363's 17-thread CTAs and 9500094's one-lane second warps read back the prelude's
+    zeros where the emulator had stored the present lanes' elements; a store of zeros would
+    read the same)."""
+    if not np.any(mask) or np.any(w.m.state[w.idx] == EXITED):
         return
     ins = s.ins
     mem, src = ins.operands[:2]

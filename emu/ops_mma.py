@@ -542,16 +542,15 @@ def _exact_dot(a_row, b_col, c, mode: str) -> float:
     """c + a_row · b_col as four fused multiply-adds in k order, each rounded in `mode`:
     fma(a3, b3, fma(a2, b2, fma(a1, b1, fma(a0, b0, c)))). An H200 (run 11, fuzz 9300912 and
     9300803: wmma m8n8k4 .rm/.rz/.rn) gave exactly this where one rounding of the exact sum
-    was off by 1-2 ulps, and an intermediate infinity's sign where the exact sum had none."""
-    if not all(math.isfinite(float(v)) for v in (*a_row, *b_col, c)):
-        # an infinite or NaN operand: the products summed in k order, then C (what the H200's
-        # infinities' signs matched, run 11's fuzz 9300803/9300912)
-        r = float(np.sum(np.array([float(x) * float(y) for x, y in zip(a_row, b_col)] + [float(c)])))
-        return _dmma_nan(a_row, b_col, c) if math.isnan(r) else r
+    was off by 1-2 ulps, and an intermediate infinity's sign where the exact sum had none.
+    The same chain with infinite operands: a product of finite operands is exact, so it never
+    overflows into an infinity of its own (run 25's fuzz 9500198: -inf*2^149 + 1/3*10 +
+    4e283*2^1022 + C gave -inf where summing rounded products gave inf - inf = NaN). A NaN
+    result takes _dmma_nan's bits."""
     acc = float(c)
     for x, y in zip(a_row, b_col):
         acc = _fma(float(x), float(y), acc, mode)
-    return acc
+    return _dmma_nan(a_row, b_col, c) if math.isnan(acc) else acc
 
 
 def _dmma_nan(a_row, b_col, c) -> float:

@@ -27,8 +27,10 @@ from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
 from .errors import EmuFault
 from .ops_control import _target
 from .scalar_forms import FORMS as OWN
+from .scalar_runs import fuse
 from .single_lane import FORMS, M32, M64, address_parts
-from .specialise import _imm32
+from .blocks import _inline
+from .specialise import _access, _imm32
 
 
 class _Off(Exception):
@@ -181,18 +183,62 @@ def _off(*args):
     raise _Off()
 
 
+# --------------------------------------------------------------------------- uniform forms
+# The uniform integer instructions run the handlers of their general forms (emu/registry),
+# which read and write whatever files the operands name: the single-lane forms of those,
+# with destinations in the uniform files, compute the same.
+
+UNIFORM = {"UIADD3": "IADD3", "UMOV": "MOV", "USEL": "SEL", "UISETP": "ISETP", "UPRMT": "PRMT",
+           "ULOP3": "LOP3", "UPOPC": "POPC"}
+
+
+def _udst(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "UR" or op.suffix:
+        return None
+    i = op.index
+    if i == 255:
+        return _discard
+
+    def write(t, v, mask):
+        t.UR[i] = v
+    return write
+
+
+def _udst_pred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "UP":
+        return None
+    i = op.index
+    if i == 7:
+        return _discard
+
+    def write(t, v, mask):
+        t.UP[i] = bool(v)
+    return write
+
+
+UNIFORM_LISTS = SimpleNamespace(src=src, pred=pred, dst=_udst, dst_pred=_udst_pred, pair=None, const64=None,
+                                address=None)
+
+
 # --------------------------------------------------------------------------- forms of its own
 # Plain forms are f(t, s, active, mask) as the single-lane forms; control forms are f(t) → the
 # next PC, or -1 when the thread exits.
 
-def _uldc(ins, x):
+def _uldc_parts(ins) -> tuple | None:
+    """(UR index, bank, offset, size) of a ULDC this path runs, else None."""
     d, c = ins.operands
     mods = set(ins.modifiers)
     if not isinstance(c, ConstRef) or c.ureg is not None or c.inv or mods - {"64"} \
             or d.__class__ is not Reg or d.file != "UR" or d.is_zero or d.index >= 254:
         return None
-    size = 8 if "64" in mods else 4
-    bank, offset, i = c.bank, c.offset, d.index
+    return d.index, c.bank, c.offset, 8 if "64" in mods else 4
+
+
+def _uldc(ins, x):
+    parts = _uldc_parts(ins)
+    if parts is None:
+        return None
+    i, bank, offset, size = parts
 
     def uldc(t, s, active, mask):
         v = t.launch.const.read(bank, offset, size)
@@ -379,6 +425,8 @@ def _entry(decoded, offset: int, x):
         f = FORMS[op](step, bridged or _off, x)
     if f is None and op in OWN:
         f = OWN[op](step, bridged or _off, x)
+    if f is None and op in UNIFORM:
+        f = FORMS[UNIFORM[op]](step, bridged or _off, UNIFORM_LISTS)
     f = f or bridged
     return False if f is None else (f, gi, skip, False)
 
@@ -397,6 +445,7 @@ def run(launch) -> None:
     code = cache.get(limit)
     if code is None:
         code = cache[limit] = {}
+    runs = decoded.__dict__.setdefault("scalar_runs", {}).setdefault(limit, {})
     x = lists(limit)
     t = Thread(launch)
     P = t.P
@@ -406,6 +455,18 @@ def run(launch) -> None:
     pc = 0
     try:
         while True:
+            r = runs.get(pc, _UNSEEN)
+            if r is _UNSEEN:
+                r = fuse(code, runs, pc, limit, decoded, _CAUGHT, _written)
+            if r is not None and used + r[1] <= most:
+                k = r[0](t)
+                if k >= 0:          # step k raised: the machine runs it (and the rest)
+                    used += k
+                    pc += 16 * k
+                    break
+                used += r[1]
+                pc += 16 * r[1]
+                continue
             e = code.get(pc)
             if e is None:
                 e = code[pc] = _entry(decoded, pc, x)
@@ -439,6 +500,36 @@ def run(launch) -> None:
         if t.bridge is not None:
             t.bridge[0].release()
             t.bridge = None
+
+
+def _written(step, limit: int) -> tuple | None:
+    """(shape, parameters) of an unguarded step a fused run (emu/scalar_runs.py) writes out:
+    emu/blocks.py's `_inline` moves and adds into a register under `limit`; a ULDC `_uldc`
+    runs; a 4- or 8-byte LD/LDG/ST/STG single_lane's `_load`/`_store` takes (a 64-bit base
+    register below R254, registers under `limit`), whose form runs where the access is off
+    its fast path; else None."""
+    ins = step.ins
+    op = ins.opcode
+    if op in ("MOV", "IMAD", "IADD3"):
+        v = _inline(step)
+        return (("inline", v[0]), v[1]) if v is not None and v[1][0] < limit else None
+    if op == "ULDC":
+        parts = _uldc_parts(ins)
+        return None if parts is None else (("uldc", parts[3]), parts[:3])
+    if op not in ("LD", "LDG", "ST", "STG") or len(ins.operands) != 2:
+        return None
+    load = op in ("LD", "LDG")
+    reg, mem = ins.operands if load else ins.operands[::-1]
+    acc = _access(ins.modifiers)
+    parts = address_parts(mem) if isinstance(mem, Mem) else None
+    if acc is None or acc[0] not in (4, 8) or parts is None or parts[0] + 1 >= 255 \
+            or reg.__class__ is not Reg or reg.file != "R" or reg.index + acc[0] // 4 > min(limit, 255):
+        return None
+    return (("ld" if load else "st"), acc[0], op in ("LD", "ST"), True), (reg.index, *parts)
+
+
+_UNSEEN = object()          # a PC whose run (emu/scalar_runs.py) is not known yet
+_CAUGHT = (_Off, EmuFault)
 
 
 def _machine(launch, t: Thread, pc: int, executed: int) -> None:

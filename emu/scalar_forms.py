@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from ptx2sass.encoder.model import Imm, Mem, Reg
+from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
 from .single_lane import M32, _flush, f32_bits, f32_value
 from .specialise import _access, shared_address_parts
@@ -272,3 +272,90 @@ def _plop3(step, fallback, x):
         p1(t, lut >> i & 1, mask)
         p2(t, lut2 >> i & 1, mask)
     return plop3
+
+
+# --------------------------------------------------------------------------- integer and warp
+
+
+@form("BREV")
+def _brev(step, fallback, x):
+    """BREV: the 32-bit source (`~` and `-` applied, as the handler's `w.ri`) bit-reversed."""
+    ops = step.ins.operands
+    if len(ops) != 2 or step.ins.modifiers:
+        return None
+    write, get = x.dst(ops[0]), x.src(ops[1])
+    if write is None or get is None:
+        return None
+    return lambda t, s, active, mask: write(t, int(f"{get(t):032b}"[::-1], 2), mask)
+
+
+@form("VOTE")
+def _vote(step, fallback, x):
+    """VOTE.ALL/ANY/EQ of the one thread (lane 0 of its warp, the only lane active): the
+    ballot is 1 where the predicate holds, each register destination gets the ballot and
+    each predicate one the vote, in operand order (the handler's `op_vote`)."""
+    ops = step.ins.operands
+    kinds = [m for m in step.ins.modifiers if m in ("ALL", "ANY", "EQ")]
+    if len(kinds) != 1 or len(step.ins.modifiers) != 1 or len(ops) < 2:
+        return None
+    kind = kinds[0]
+    get = x.pred(ops[-1])
+    writes = []
+    for d in ops[:-1]:
+        if d.__class__ is not Reg:
+            return None
+        w = x.dst(d) if d.file == "R" else x.dst_pred(d) if d.file == "P" else None
+        if w is None:
+            return None
+        writes.append((w, d.file == "R"))
+    if get is None:
+        return None
+
+    def vote(t, s, active, mask):
+        ballot = 1 if get(t) else 0
+        result = ballot == 1 if kind == "ALL" else ballot != 0 if kind == "ANY" else True
+        for w, is_reg in writes:
+            w(t, ballot if is_reg else result, mask)
+    return vote
+
+
+_LDC_SIZES = {(): (4, False), ("U8",): (1, False), ("S8",): (1, True), ("U16",): (2, False),
+              ("S16",): (2, True), ("32",): (4, False), ("64",): (8, False)}
+
+
+@form("LDC")
+def _ldc(step, fallback, x):
+    """LDC of a fixed `c[bank][offset]` (no index register, or a zero one), 1 to 8 bytes:
+    the handler's words (narrow ones sign- or zero-extended). A read outside the bank raises
+    the bank's fault, which hands the step to the machine (the handler raises it there)."""
+    ops = step.ins.operands
+    acc = _LDC_SIZES.get(tuple(step.ins.modifiers))
+    if acc is None or len(ops) != 2:
+        return None
+    d, ref = ops
+    if ref.__class__ is not ConstRef or getattr(ref, "ubank", None) is not None \
+            or (ref.ureg is not None and not ref.ureg.is_zero) or d.__class__ is not Reg or d.file != "R":
+        return None
+    size, signed = acc
+    bank, offset = ref.bank, ref.offset
+    if d.is_zero:
+        writes = []
+    else:
+        writes = [x.dst(Reg("R", d.index + i)) for i in range(max(size // 4, 1))]
+        if None in writes:
+            return None
+    top = 1 << (8 * size)
+
+    def ldc(t, s, active, mask):
+        v = t.launch.const.read(bank, offset, size)
+        if size < 4:
+            if signed and v >= top >> 1:
+                v -= top
+            words = (v & M32,)
+        elif size == 4:
+            words = (v,)
+        else:
+            words = (v & M32, v >> 32)
+        for w, word in zip(writes, words):
+            w(t, word, mask)
+    return ldc

@@ -191,7 +191,8 @@ class Target:
     # cubins also record them in EIATTR_SPARSE_MMA_MASK); not in the sm_75/sm_120 tables
     sparse_mma: bool = True
     # sparse s4/u4 mma as one IMMA.SP.16864/168128 (sm_8x); ptxas 13.5 calls a routine
-    # (`__cuda_sm_9x_mma_sub_byte_internal_sparse_*`) on sm_90+, not generated here
+    # (`__cuda_sm_9x_mma_sub_byte_internal_sparse_*`) on sm_90+, where ptx2sass/mma_forms.py
+    # writes two s8/u8 IMMA.SP of the even and odd nibbles instead
     sparse_4bit_mma: bool = True
     # LEPC names its target (`LEPC R20, `(.L_x_0)`: the 64-bit address of the label, as ptxas
     # writes a system call's return address on sm_90); sm_8x's LEPC reads its own address

@@ -19,7 +19,7 @@ from ptx2sass.frontend import ast
 from ptx2sass.frontend.depth import deep_walks
 from ptx2sass.frontend.header import header_problem
 from ptx2sass.frontend import instructions as isa
-from ptx2sass.frontend import async_store, cp_async_arrive, cp_reduce_bulk, cvt_packed, mma_narrow, multimem, sm80_features, tcgen05
+from ptx2sass.frontend import async_store, bulk_copy_checks, cp_async_arrive, cp_reduce_bulk, cvt_packed, mma_narrow, multimem, sm80_features, tcgen05
 
 _RANGE_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _RANGE_SPLITS: dict[str, tuple[str, int] | None] = {}
@@ -755,6 +755,11 @@ class Checker:
                 if cp_async_arrive.applies(op, ins.modifiers):
                     if self.reported(cp_async_arrive.problems(ins.modifiers, ins.operands), ins, scope):
                         return
+                if bulk_copy_checks.applies(op, ins.modifiers):
+                    if self.reported(bulk_copy_checks.problems(
+                            ins.modifiers, ins.operands, self.version, self.target_sm, self.target_name,
+                            lambda n: self.register_type(n, scope), _constant_value), ins, scope):
+                        return
                 if op == "cp" and ".tensor" in ins.modifiers:
                     from ptx2sass.frontend import tensor_copy_checks
 
@@ -1411,6 +1416,10 @@ class Checker:
             keys = [k for k in keys if k != op + ".v8"]
         if wide256 and op + ".v8" not in keys:
             keys.append(op + ".v8")     # `.v4` of 64-bit elements is the same feature
+        bulk = bulk_copy_checks.in_family(op, ins.modifiers)
+        if bulk:        # (their own order: the target first, then the version)
+            problems += bulk_copy_checks.feature_problems(ins.modifiers, self.version, self.target_sm)
+            keys = []
         for key in keys:
             feat = isa.FEATURES.get(key)
             if feat is None:
@@ -1433,7 +1442,7 @@ class Checker:
                 problems.append("Feature '256B cache prefetching' requires PTX ISA .version 7.4 or later")
         if wide256 and not {".global", ".generic"} >= (set(ins.modifiers) & _STATE_SPACE_MODIFIERS):
             problems.append("global state space expected for feature '256 bit wide load/store'")
-        if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers):
+        if self.version < (7, 8) and any(m.endswith("::cta") for m in ins.modifiers) and not bulk:
             problems.append("Feature '::cta' requires PTX ISA .version 7.8 or later")
         if op in ("ld", "st") and ".mmio" in ins.modifiers and self.version < (8, 2):
             problems.append("Feature '.mmio' requires PTX ISA .version 8.2 or later")
@@ -1447,7 +1456,7 @@ class Checker:
                 and self.version < (9, 1):
             problems.append("Feature 'ld/st with .local.volatile' requires PTX ISA .version 9.1 "
                             "or later")
-        if any(m.endswith("::cluster") for m in ins.modifiers) and op != "mbarrier":
+        if any(m.endswith("::cluster") for m in ins.modifiers) and op != "mbarrier" and not bulk:
             # (ptxas 13.5.37: the version, then the target)
             if self.version < (7, 8):
                 problems.append("Feature '::cluster' requires PTX ISA .version 7.8 or later")

@@ -33,6 +33,11 @@ from ptx2sass.mir import PSEUDOS, MFunction, MInstr
 from ptx2sass.reconverge import COLLECTIVES, WHOLE_WARP, meet_before_collectives, reachable
 
 ATOMICS = ("atom",)          # a loop of `red` gets none (ptxas 13.5)
+# CTA barriers a YIELD may precede: ptxas 13.5 puts `WARPSYNC 0xffffffff` (WARPSYNC.ALL on
+# sm_90+) before BAR.SYNC, BAR.ARV and BAR.RED after a yielding loop on sm_80-90. Without it
+# the H200 ran our histogram kernel's BAR.SYNC with the warp still split (GPU runs 25-26:
+# CUDA_ERROR_ILLEGAL_INSTRUCTION once, every bin counted twice the next time)
+CTA_BARRIERS = frozenset({"BAR"})
 STRONG = ("volatile", "relaxed", "acquire", "release")
 STRONG_ACCESSES = ("ld", "st")
 
@@ -71,7 +76,7 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
         if regions is None:
             regions = _divergent_regions(fn, idom)
         if any(h in region for at, region in regions.items()
-               if at not in body and not (own_exit_waits and at in loop_exits)):
+               if at not in body and not (own_exit_waits and (at in loop_exits or _guards(region, body, by_id)))):
             chosen.append(h)          # inside another branch's divergent region
             continue
         exits = [at for at in regions if at in body and any(id(s) not in body for s in by_id[at].succs)]
@@ -104,17 +109,29 @@ def _meet_after_yields(mf: MFunction, yielded: list) -> None:
     our full-mask `match.any.sync` after such a loop with the warp still split in two, GPU
     run 12), so a BSYNC no longer makes the warp whole: ptxas guards each full-mask
     collective that may follow a YIELD (BRA.DIV to a `WARPSYNC 0xffffffff` path); ours gets
-    that WARPSYNC in front. The whole-warp tensor-core instructions too (ptxas: `WARPSYNC
+    that WARPSYNC in front; CTA barriers too (ptxas: a WARPSYNC before each). The whole-warp
+    tensor-core instructions too (ptxas: `WARPSYNC
     0xffffffff` before the MOVM/HMMA of a wmma.mma after such a loop; fuzz campaign 9 seed
     20008960, our HMMA run by part of the warp under explicit reconvergence)."""
     if not yielded:
         return
     after = reachable(*yielded)
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
-    collectives |= {id(mi) for b in after for mi in b.instrs if mi.opcode in WHOLE_WARP}
+    collectives |= {id(mi) for b in after for mi in b.instrs if mi.opcode in WHOLE_WARP or mi.opcode in CTA_BARRIERS}
     if collectives:
         for b in after:
             meet_before_collectives(b, collectives)
+
+
+def _guards(region: set[int], body: set[int], by_id) -> bool:
+    """Whether a divergent branch only decides whether the loop runs at all (the test before
+    a rotated loop, `if (i < n) do ... while (i < n)`): everything its region holds outside
+    the loop leads into the loop. That divergence is the loop's own exit taken before the
+    first trip, and on sm_90+ ptxas counts it as such (no YIELD in CUDA's grid-stride
+    histogram loop there; one on sm_75-89)."""
+    outside = region - body
+    return all(by_id[k].succs and all(id(s) in body or id(s) in outside for s in by_id[k].succs)
+               for k in outside)
 
 
 def _selector(b: ir.Block):

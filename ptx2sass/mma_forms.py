@@ -45,6 +45,13 @@ NIBBLE_TYPES = {"s4": "s8", "u4": "u8"}
 # s4/u4 shape -> (the 8-bit shape of each half, registers in A, in B, in C/D)
 HALVES = {"m8n8k32": ("m8n8k16", 1, 1, 2), "m16n8k32": ("m16n8k16", 2, 1, 4),
           "m16n8k64": ("m16n8k32", 4, 2, 4)}
+# sparse s4/u4 shape -> (the s8/u8 sparse shape of each half, registers in A and in B). A
+# pair of nibbles (k = 2p, 2p + 1) is the unit the metadata names (PTX ISA: pair-wise 4:8
+# sparsity); the first nibbles of the pairs are the 8-bit mma's k = p, and so are the second:
+# two s8/u8 mma.sp of the same metadata and selector, the even nibbles of A's and B's words
+# then the odd ones, each fragment's register keeping its place (lane = 4g + t: A's compressed
+# columns 8t..8t+7 become 4t..4t+3, B's rows 8t..8t+7 rows 4t..4t+3, per register).
+SPARSE_HALVES = {"m16n8k64": ("m16n8k32", 2), "m16n8k128": ("m16n8k64", 4)}
 # b1 shape -> registers in A, in B, in C/D
 B1_WORDS = {"m8n8k128": (1, 1, 2), "m16n8k128": (2, 1, 4), "m16n8k256": (4, 2, 4)}
 
@@ -54,8 +61,22 @@ def nibble_types(ins: ir.Instr) -> list[str]:
     return [m for m in ins.modifiers if m in NIBBLE_TYPES]
 
 
+def lowers_sparse(ins: ir.Instr, arch) -> bool:
+    """Whether `lower_mma_forms` rewrites this sparse s4/u4 `mma.sp` for `arch` (see
+    SPARSE_HALVES)."""
+    return ins.opcode == "mma" and ins.guard is None and arch.sparse_mma \
+        and not arch.sparse_4bit_mma and any(m.startswith("sp") for m in ins.modifiers) \
+        and not any(m.startswith("kind::") for m in ins.modifiers) \
+        and "row" in ins.modifiers and "col" in ins.modifiers and len(nibble_types(ins)) == 2 \
+        and _shape(ins) in SPARSE_HALVES and ins.type == "s32" and tuple(ins.types) == ("s32",) \
+        and isinstance(ins.srcs[-1], ir.Const) \
+        and _counts_fit(ins, SPARSE_HALVES[_shape(ins)][1], SPARSE_HALVES[_shape(ins)][1], 4 + 2)
+
+
 def lowers(ins: ir.Instr, arch) -> bool:
     """Whether `lower_mma_forms` rewrites this dense `mma` for `arch`."""
+    if lowers_sparse(ins, arch):
+        return True
     if ins.opcode != "mma" or ins.guard is not None or any(m.startswith("sp") for m in ins.modifiers) \
             or "row" not in ins.modifiers or "col" not in ins.modifiers:
         return False
@@ -88,7 +109,9 @@ def available(arch, modifiers) -> bool:
 
 
 def _counts_fit(ins, n_a, n_b, n_c) -> bool:
-    return len(ins.dests) == n_c and len(ins.srcs) == n_a + n_b + n_c
+    """`n_c` counts C's registers and, for a sparse mma, the metadata and selector after
+    them (D has four registers then)."""
+    return len(ins.dests) == min(n_c, 4) and len(ins.srcs) == n_a + n_b + n_c
 
 
 def lower_mma_forms(fn: ir.Function, arch) -> None:
@@ -110,6 +133,8 @@ class _Lowering:
         ins = self.ins
         if not lowers(ins, self.arch):
             self.out.append(ins)
+        elif lowers_sparse(ins, self.arch):
+            self.sparse_nibbles()
         elif len(nibble_types(ins)) == 2:
             self.nibbles()
         elif "b1" in ins.modifiers and "xor" in ins.modifiers:
@@ -184,6 +209,39 @@ class _Lowering:
         self.mma(product, parts[1][0] + parts[1][1] + first, half_shape, types)
         for d, ck, pk in zip(ins.dests, c, product):
             self.out.append(ir.Instr("add", [d], [ck, pk], ("sat",), "s32", line=ins.line))
+
+    # ---- sparse s4/u4 -------------------------------------------------------------------
+    def pair_half(self, word, second: bool, signed: bool) -> ir.Value:
+        """The even (or odd) nibbles of `word`, the first (second) of each k pair, as the four
+        bytes of a register, extended."""
+        u = self.op("shr", [word, self.const(4, "u32")], "u32") if second else word
+        u = self.op("and", [u, self.const(0x0F0F0F0F)])
+        if not signed:
+            return u
+        signs = self.op("and", [u, self.const(0x08080808)])
+        return self.op("or", [u, self.op("mul", [signs, self.const(30, "u32")], "u32", ("lo",))])
+
+    def sparse_nibbles(self) -> None:
+        ins = self.ins
+        half_shape, n = SPARSE_HALVES[_shape(ins)]
+        ta, tb = nibble_types(ins)
+        srcs = list(ins.srcs)
+        a, b, c, meta, selector = srcs[:n], srcs[n:2 * n], srcs[2 * n:2 * n + 4], srcs[-2], srcs[-1]
+        types = (NIBBLE_TYPES[ta], NIBBLE_TYPES[tb], "s32")
+        mods = (next(m for m in ins.modifiers if m.startswith("sp")), "sync", "aligned", half_shape,
+                "row", "col")
+        saturate = "satfinite" in ins.modifiers
+        acc = [self.zero() for _ in range(4)] if saturate else c
+        first = [self.fn.new_value("s32") for _ in range(4)]
+        last = [self.fn.new_value("s32") for _ in range(4)] if saturate else list(ins.dests)
+        for second, dests, accumulate in ((False, first, acc), (True, last, first)):
+            halves = [self.pair_half(w, second, ta == "s4") for w in a] + \
+                [self.pair_half(w, second, tb == "s4") for w in b]
+            self.out.append(ir.Instr("mma", list(dests), halves + list(accumulate) + [meta, selector],
+                                     mods, "s32", types, line=ins.line))
+        if saturate:
+            for d, ck, pk in zip(ins.dests, c, last):
+                self.out.append(ir.Instr("add", [d], [ck, pk], ("sat",), "s32", line=ins.line))
 
     # ---- b1 xor -------------------------------------------------------------------------
     def b1_operands(self) -> tuple[str, list, list, list]:

@@ -99,6 +99,40 @@ def _branched(body: str, exit: str = "setp.eq.u32 q, r0, 0;", other: str = "st.v
     return _BRANCHED_LOOP.format(body=body, exit=exit, other=other, cond=cond)
 
 
+# A guarded grid-stride loop over bytes into a shared histogram between two CTA barriers;
+# {op} is its one shared-memory operation, {bar} the barrier after it.
+_GRID_STRIDE = """.visible .entry k(.param .u64 pv, .param .u64 ph, .param .u32 pn)
+{
+.reg .pred %p<3>; .reg .b32 %r<30>; .reg .b64 %rd<10>;
+.shared .align 4 .b8 loc[1024];
+ld.param.u64 %rd2, [pv]; ld.param.u64 %rd3, [ph]; ld.param.u32 %r8, [pn];
+mov.u32 %r1, %tid.x; shl.b32 %r9, %r1, 2; mov.u32 %r10, loc; add.s32 %r2, %r10, %r9;
+st.shared.u32 [%r2], 0;
+bar.sync 0;
+mov.u32 %r3, %ntid.x; mov.u32 %r12, %ctaid.x; mad.lo.s32 %r20, %r12, %r3, %r1;
+setp.ge.s32 %p1, %r20, %r8;
+@%p1 bra L3;
+mov.u32 %r13, %nctaid.x; mul.lo.s32 %r5, %r13, %r3; cvta.to.global.u64 %rd1, %rd2;
+L2:
+cvt.s64.s32 %rd4, %r20; add.s64 %rd5, %rd1, %rd4;
+ld.global.u8 %r14, [%rd5]; shl.b32 %r14, %r14, 2; add.s32 %r16, %r10, %r14;
+{op}
+add.s32 %r20, %r20, %r5; setp.lt.s32 %p2, %r20, %r8;
+@%p2 bra L2;
+L3:
+{bar}
+cvta.to.global.u64 %rd6, %rd3; mul.wide.u32 %rd7, %r1, 4; add.s64 %rd8, %rd6, %rd7;
+ld.shared.u32 %r18, [%r2];
+atom.global.add.u32 %r19, [%rd8], %r18;
+ret;
+}"""
+
+
+def grid_stride(op: str, bar: str = "bar.sync 0;") -> str:
+    return _GRID_STRIDE.replace("{op}", op).replace("{bar}", bar)
+
+
+
 KERNELS = {
     "spin_lock": """.visible .entry k(.param .u64 lock, .param .u64 data)
 {
@@ -179,6 +213,10 @@ ret;
     "inner_volatile_loop_in_per_lane_loop": own_exit(
         body="mov.u32 %r7, 0;\nI: ld.volatile.global.u32 %r5, [%d3];\nadd.u32 %r4, %r4, %r5;\nadd.u32 %r7, %r7, 1;\n"
              "setp.lt.u32 %p1, %r7, %r9;\n@%p1 bra I;", exit="setp.lt.u32 %p0, %r3, %r2;"),
+    # CUDA's grid-stride histogram (tests/corpus/cuda patterns.cu): the test before the
+    # rotated loop is the loop's own exit before the first trip; sm_90: none (GPU runs 25-26)
+    "grid_stride_shared_histogram": grid_stride("atom.shared.add.u32 %r17, [%r16], 1;"),
+    "grid_stride_volatile_store": grid_stride("st.volatile.shared.u32 [%r16], %r20;"),
     "cas16": """.visible .entry k(.param .u64 p)
 {
 .reg .u64 %rd<3>; .reg .b16 %h<4>;
@@ -199,3 +237,28 @@ def test_yields_where_ptxas_puts_them(name, arch):
     assert theirs.ok, theirs.stderr
     count = lambda cubin: len(re.findall(r"\bYIELD\b", oracle.nvdisasm(cubin)))   # noqa: E731
     assert count(codegen.compile_ptx(ptx, arch)) == count(theirs.output)
+
+
+BARRIERS = {"bar.sync": "bar.sync 0;", "bar.arrive": "bar.arrive 1, 64;",
+            "bar.red": "bar.red.popc.u32 %r25, 0, %p1;"}
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+@pytest.mark.parametrize("bar", BARRIERS)
+def test_cta_barriers_after_a_yielding_loop_wait_for_the_whole_warp(bar, arch):
+    """After a yielding loop ptxas puts a WARPSYNC of the whole warp before each CTA barrier
+    (a YIELD lets lanes waiting at a BSYNC go on: the H200 ran our grid-stride histogram's
+    BAR.SYNC with the warp split, GPU runs 25-26). Checked on ptxas's code first."""
+    ptx = HEADER.replace("sm_89", arch) + grid_stride(
+        "st.volatile.shared.u32 [%r16], %r20;", BARRIERS[bar])
+
+    def before_barriers(cubin):
+        lines = [ln.split(";")[0].split("*/")[-1].strip() for ln in oracle.nvdisasm(cubin).splitlines()
+                 if re.search(r"\*/\s+\S", ln) and "NOP" not in ln]
+        assert any(ln == "YIELD" for ln in lines)
+        return [lines[i - 1].split()[0] for i, ln in enumerate(lines) if ln.startswith("BAR.") and i > 0][1:]
+
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    assert before_barriers(theirs.output) == ["WARPSYNC"] or before_barriers(theirs.output) == ["WARPSYNC.ALL"]
+    assert before_barriers(codegen.compile_ptx(ptx, arch))[0].startswith("WARPSYNC")

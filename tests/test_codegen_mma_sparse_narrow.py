@@ -273,12 +273,56 @@ def test_selector_range_in_ptxas_words(arch, shape, a, sel):
     assert first.split("error   : ")[1] in str(err.value)
 
 
-@pytest.mark.parametrize("arch,shape,a", [("sm_90", "m16n8k64", "s4"), ("sm_100", "m16n8k128", "u4"),
-                                          ("sm_90", "m16n8k64", "e4m3")])
+# sm_90+ (branch isa34): ptxas computes sparse s4/u4 with a routine of its own
+# (`__cuda_sm_9x_mma_sub_byte_internal_sparse_*`: nibbles widened, the metadata re-laid with
+# SHFLs, two IMMA.SP.16832.S8); ours is two s8/u8 mma.sp of the even and odd nibbles with the
+# same metadata (ptx2sass/mma_forms.py SPARSE_HALVES): other SASS, the same D
+WIDENED = [("sm_90", "m16n8k64", "s4", "s4", 1), ("sm_90", "m16n8k64", "u4", "s4", 0),
+           ("sm_90", "m16n8k128", "s4", "u4", 0), ("sm_100", "m16n8k128", "u4", "u4", 0),
+           ("sm_100", "m16n8k64", "u4", "u4", 1), ("sm_120", "m16n8k64", "s4", "u4", 1),
+           ("sm_120", "m16n8k128", "s4", "s4", 0)]
+
+
+@pytest.mark.parametrize("variant", ["sp", "sp::ordered_metadata"])
+@pytest.mark.parametrize("arch,shape,a,b,sel", WIDENED)
+def test_sub_byte_values_beyond_sm89(arch, shape, a, b, sel, variant):
+    """D of ours (two 8-bit sparse mmas) = D of ptxas's routine = NumPy's."""
+    n_a, n_b, _ = FORMS[(shape, a)]
+    ptx = _kernel(arch, shape, a, b, sel, n_a, n_b, variant)
+    words, want = _case(shape, a, b, sel, np.random.default_rng(sum(map(ord, arch + shape + a + b)) + sel))
+    ours, theirs = _run_both(arch, ptx, words)
+    assert (ours == theirs).all()
+    assert (_d(ours, True) == want).all()
+
+
+@pytest.mark.parametrize("arch,shape,a,b", [("sm_90", "m16n8k64", "s4", "s4"), ("sm_120", "m16n8k128", "u4", "s4")])
+def test_sub_byte_satfinite_beyond_sm89(arch, shape, a, b):
+    """`.satfinite` there: both halves from 0, C joined by one saturating add (the exact sum
+    clamped once, as the instruction defines it)."""
+    n_a, n_b, _ = FORMS[(shape, a)]
+    ptx = _kernel(arch, shape, a, b, 0, n_a, n_b, sat=".satfinite")
+    rng = np.random.default_rng(12)
+    words, _ = _case(shape, a, b, 0, rng, c_range=(2 ** 31 - 300, 2 ** 31))
+    for lane in range(0, 32, 3):            # some accumulators near the lower limit
+        words[lane, 8:12] = (words[lane, 8:12].astype(np.int64) ^ 0xFFFFFFFF).astype(np.uint32)
+    C = np.zeros((16, 8))
+    for r in range(4):
+        C[G + 8 * (r // 2), 2 * T + r % 2] = words[:, 8 + r].view(np.int32)
+    rng2 = np.random.default_rng(12)
+    A, _, _ = _sparse_a(a, int(shape.split("k")[1]), rng2)
+    _, B = _draw(b, rng2, (int(shape.split("k")[1]), 8))
+    want = np.clip(A @ B + C, -2 ** 31, 2 ** 31 - 1)
+    ours, theirs = _run_both(arch, ptx, words)
+    assert (ours == theirs).all()
+    assert (_d(ours, True) == want).all()
+    assert (want == 2 ** 31 - 1).any()
+
+
+@pytest.mark.parametrize("arch,shape,a", [("sm_90", "m16n8k64", "e4m3"), ("sm_100", "m16n8k64", "e5m2")])
 def test_routines_ptxas_calls_stay_refused(arch, shape, a):
-    """sm_90+: ptxas computes sparse s4/u4 (a `__cuda_sm_9x_mma_sub_byte_internal_sparse_*`
-    routine) and sm_90/100's sparse fp8 with other instructions: not generated, refused at
-    the line."""
+    """sm_90/100's sparse fp8: ptxas widens to f16 and re-lays the metadata (SHFL/LOP3, on
+    sm_100 a `__cuda_sm_10x_hmma_mdata_m16n8k32` call) for two HMMA.SP.16832.F32: not
+    generated, refused at the line."""
     n_a, n_b, _ = FORMS[(shape, a)]
     ptx = _kernel(arch, shape, a, a, 0, n_a, n_b, "sp::ordered_metadata")
     assert oracle.ptxas(ptx, arch=arch).ok
@@ -287,10 +331,11 @@ def test_routines_ptxas_calls_stay_refused(arch, shape, a):
 
 
 @pytest.mark.parametrize("arch,shape,a,b", [("sm_90", "m16n8k8", "tf32", "tf32"), ("sm_100", "m16n8k16", "tf32", "tf32"),
-                                          ("sm_120", "m16n8k64", "e4m3", "e5m2")])
+                                          ("sm_120", "m16n8k64", "e4m3", "e5m2"), ("sm_90", "m16n8k64", "s4", "u4"),
+                                          ("sm_120", "m16n8k128", "u4", "u4")])
 def test_sparse_mma_mask(arch, shape, a, b):
     """nv.info's EIATTR_SPARSE_MMA_MASK (sm_90+) = ptxas's: 0x10 for HMMA.SP tf32, 0x08 for
-    sm_120's QMMA.SP."""
+    sm_120's QMMA.SP, 0x20 for the IMMA.SP of sparse s4/u4 there (ptxas's routine's too)."""
     from ptx2sass.encoder.cubin import read_cubin
     n_a, n_b, _ = FORMS[(shape, a)]
     ptx = _kernel(arch, shape, a, b, 0, n_a, n_b)

@@ -19,7 +19,7 @@ from ptx2sass import CompileError, codegen, oracle
 from ptx2sass.emu import ops_bulk, registry
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.lanes import PerWarp
-from ptx2sass.emu.launch import Param, run
+from ptx2sass.emu.launch import Param, forget_programs, run
 
 HEAD = """.version {v}
 .target {arch}
@@ -171,6 +171,10 @@ def issues(cubin: bytes, params=None) -> list[tuple]:
 
     registry.VECTOR.add(record)
     saved = {op: handlers.get(op) for op in ("UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF")}
+    # a program `run` kept binds the handlers of its first load: the same cubin again (two
+    # spellings ptxas writes alike) would reach an earlier call's recorder, and a later
+    # plain launch this one's (branch isa34: such a spelling recorded no issue)
+    forget_programs()
     try:
         for op in saved:
             handlers[op] = record
@@ -178,6 +182,7 @@ def issues(cubin: bytes, params=None) -> list[tuple]:
                                            np.uint64(0x1000_0000_0000_abcd)])
     finally:
         handlers.update(saved)
+        forget_programs()
     return sorted(seen)
 
 
@@ -540,3 +545,14 @@ def test_random_sm100a_mode_spellings_match_ptxas(seed):
     from tools import tensor_copy_variants as tcv
     status, detail = tcv.check(tcv.variant(random.Random(seed)), "sm_100a")
     assert status in ("match", "both-refused"), detail
+
+
+def test_issues_of_one_cubin_twice():
+    """`issues` of the same cubin twice (ptxas writes `.tile` and no mode, or `.cta_group::1`
+    and none, alike) records both times: `run` keeps a program with the handlers of its first
+    load, and the second call had recorded nothing (branch isa34)."""
+    ptx = HEAD.format(v="8.7", arch="sm_100a") + (
+        f"{L}.2d{LOAD}{MB} [sbuf], [%rd1, {{7, 9}}], [mbar];\n") + TAIL
+    cubin = oracle.ptxas(ptx, "sm_100a").output
+    first = issues(cubin)
+    assert first and issues(cubin) == first

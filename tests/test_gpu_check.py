@@ -542,6 +542,45 @@ def test_fuzz_source_is_a_runnable_launch():
     assert buffers <= set(launch.buffers)
 
 
+def test_a_prefix_check_ignores_what_follows_the_defined_bytes():
+    """ZLUDA compares only a test's first `output_bytes` (ldmatrix's second warp writes
+    past them from reads past its global array: run 25 on the H200 wrote other bytes there
+    than the emulator); the check's `bytes` holds both sides to that prefix."""
+    outputs = [{"buffer": "o", "check": {"kind": "bits", "dtype": "u32", "bytes": 8}}]
+    want = {"o": _b([1, 2, 0, 0], np.uint32)}
+    got = {"o": _b([1, 2, 8, 9], np.uint32)}
+    assert compare_outputs(outputs, got, want, how="bits")["verdict"] == "same"
+    assert compare_outputs(outputs, {"o": _b([1, 3, 0, 0], np.uint32)}, want)["verdict"] == "fail"
+
+
+def test_zluda_launches_compare_only_what_zluda_compares():
+    from tools.gpu_check import sources
+    if "ldmatrix" not in sources.keys("zluda"):
+        pytest.skip("no ZLUDA corpus beside this checkout")
+    launch = sources.launch("zluda", "ldmatrix")
+    assert launch.outputs[0]["check"]["bytes"] == 256 < launch.sizes["output"]
+
+
+def test_realworld_source_launches_each_annotated_kernel_from_its_annotation():
+    """`--corpus realworld`: the bundle's arch's real-world modules, every annotated kernel
+    with the annotation's inputs (tools/realworld.launch_params), every buffer compared bit
+    for bit, the corpus's own held-back split."""
+    from tools import realworld as rw
+    from tools.gpu_check import sources
+    keys = sources.keys("realworld")
+    assert keys and all(k.count(".") >= 2 for k in keys)
+    module, kernel = next((m, k) for m in rw.manifest() if m["arch"] == sources.REALWORLD_ARCH and m["ptx"]
+                          for k in m.get("kernels", []) if k.get("run") and "cluster" not in k["run"])
+    key = next(k for k in keys if k.endswith("." + kernel["entry"]) and k.startswith(module["ptx"].split("/")[-1][:-4]))
+    launch = sources.launch("realworld", key)
+    values = rw.launch_params(kernel["run"], seed=0)
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    assert [launch.buffers[p["buffer"]] for p in launch.params if "buffer" in p] == [a.tobytes() for a in arrays]
+    assert len(launch.params) == len(values) and launch.held_back == module["held_back"]
+    assert {o["buffer"] for o in launch.outputs} == {p["buffer"] for p in launch.params if "buffer" in p}
+    assert launch.kernel == kernel["entry"] and launch.kernel in launch.ptx
+
+
 def test_fuzzfile_source_runs_a_saved_program_for_the_gpus_arch(monkeypatch):
     """`--corpus fuzzfile`: a saved fuzz program (its `// fuzz-case:` header) as a launch,
     keyed by the file's stem, for the GPU's arch whatever the header says."""

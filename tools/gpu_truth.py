@@ -5,7 +5,8 @@ differs from the emulator's run of the same cubin, which instruction is to blame
 
 RUN_DIR holds what a GPU check left (docs/gpu_check.md): `bundle.json` + `blobs.zip` (the
 bundle), `gpu_report.json`, `gpu_report_mismatches.zip` (the GPU's output bytes of every
-launch/variant that failed a comparison) and `fuzz_ptx/SEED.ptx`. For every fuzz launch whose
+launch/variant that failed a comparison) and `fuzz_ptx/SEED.ptx`; a saved program of
+`--corpus fuzzfile` is named by its file's stem and its case is its header's. For every fuzz launch whose
 ptxas cubin's GPU outputs differ from the emulator's, each differing output element is mapped
 to its slot and so to the instruction key of the statement that last wrote it (Case.slots),
 and the differences are printed grouped by key, with examples. Each difference is classed:
@@ -37,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 CACHE = REPO / ".cache" / "gpu_truth"
+FUZZ_CORPORA = ("fuzz", "fuzzfile")     # a generated seed, or a saved program with its case header
 
 
 class Run:
@@ -49,24 +51,31 @@ class Run:
         self.report = json.loads((self.folder / "gpu_report.json").read_text())
         self.mismatches = zipfile.ZipFile(self.folder / "gpu_report_mismatches.zip")
         self.names = set(self.mismatches.namelist())
-        self.launches = {l["id"]: l for l in self.bundle.launches if l.get("corpus") == "fuzz"}
-        self.verdicts = {l["id"]: l for l in self.report["launches"] if l.get("corpus") == "fuzz"}
+        self.launches = {l["id"]: l for l in self.bundle.launches if l.get("corpus") in FUZZ_CORPORA}
+        self.verdicts = {l["id"]: l for l in self.report["launches"] if l.get("corpus") in FUZZ_CORPORA}
+
+    def lid(self, seed: str) -> str:
+        """The launch id of a key: a fuzz seed, or a saved program's stem (`--corpus fuzzfile`)."""
+        return f"fuzz/{seed}" if f"fuzz/{seed}" in self.launches else f"fuzzfile/{seed}"
 
     def seeds(self) -> list[str]:
         return sorted(lid.split("/", 1)[1] for lid in self.launches)
 
     def failing(self) -> list[str]:
         return [s for s in self.seeds()
-                if self.verdicts[f"fuzz/{s}"]["ptxas"].get("gpu", {}).get("emulator", {}).get("verdict") == "fail"]
+                if self.verdicts[self.lid(s)]["ptxas"].get("gpu", {}).get("emulator", {}).get("verdict") == "fail"]
 
     def ptx(self, seed: str) -> str:
+        launch = self.launches[self.lid(seed)]
+        if launch["corpus"] == "fuzzfile":      # the saved file's text, its case header included
+            return self.bundle.blob(launch["ptx"]).decode()
         return (self.folder / "fuzz_ptx" / f"{seed}.ptx").read_text()
 
     def cubin(self, seed: str) -> bytes:
-        return self.bundle.blob(self.launches[f"fuzz/{seed}"]["cubins"]["ptxas"]["cubin"])
+        return self.bundle.blob(self.launches[self.lid(seed)]["cubins"]["ptxas"]["cubin"])
 
     def emulator_outputs(self, seed: str) -> dict[str, bytes]:
-        outs = self.launches[f"fuzz/{seed}"]["emu"]["ptxas"]["outputs"]
+        outs = self.launches[self.lid(seed)]["emu"]["ptxas"]["outputs"]
         return {name: self.bundle.blob(key) for name, key in outs.items()}
 
     def gpu_outputs(self, seed: str) -> dict[str, bytes]:
@@ -74,15 +83,21 @@ class Run:
         GPU's outputs matched them)."""
         outs = self.emulator_outputs(seed)
         for name in outs:
-            zname = f"fuzz__{seed}.ptxas.{name}.bin"
+            zname = f"{self.lid(seed).replace('/', '__')}.ptxas.{name}.bin"
             if zname in self.names:
                 outs[name] = self.mismatches.read(zname)
         return outs
 
 
 def case_for(seed: str, ptx: str):
-    """The fuzz Case of `seed` whose PTX is `ptx` (the generator re-run; cached as JSON)."""
-    from ptx2sass.fuzz.inputs import Case
+    """The fuzz Case of `seed` whose PTX is `ptx` (the generator re-run; cached as JSON), or
+    for a saved program (`--corpus fuzzfile`) the case its `// fuzz-case:` header records."""
+    from ptx2sass.fuzz.inputs import Case, read_case
+    from tools.gpu_check.sources import FUZZ_ARCH
+    saved = read_case(ptx)
+    if saved is not None:
+        saved.arch = FUZZ_ARCH
+        return saved
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / f"{seed}.json"
     if path.is_file():
@@ -90,7 +105,7 @@ def case_for(seed: str, ptx: str):
         return case
     from ptx2sass.fuzz.campaign import Options, make_program
     from ptx2sass.fuzz.inputs import case_from_program
-    from tools.gpu_check.sources import FUZZ_ARCH, fuzz_case
+    from tools.gpu_check.sources import fuzz_case
     case = case_from_program(make_program(int(seed), Options(arch=FUZZ_ARCH, exclude=["texture"])))
     case.arch = FUZZ_ARCH
     if case.text != ptx:         # statements were peeled off: the slow way, as prepare did
@@ -171,7 +186,7 @@ def nondeterministic(run: Run, seed: str, case) -> str | None:
     for reg, why in RUN_DEPENDENT.items():
         if reg in ptx:
             return f"nondeterministic: {why}"
-    sizes = [len(bytes.fromhex(p["bytes"])) for p in run.launches[f"fuzz/{seed}"]["params"] if "bytes" in p]
+    sizes = [len(bytes.fromhex(p["bytes"])) for p in run.launches[run.lid(seed)]["params"] if "bytes" in p]
     if any(p[1] == "blob" for p in case.params) and sizes and sizes[-1] < 32:
         return "undefined: .param blob bytes 8-31"
     return None
@@ -223,7 +238,7 @@ def emulate(run: Run, seed: str, shared_fill: int = 0) -> dict[str, bytes]:
     from tools.gpu_check.prepare import load_program     # nvdisasm's listing where our decoder has a gap
     case = case_for(seed, run.ptx(seed))
     data = launch_data(case)
-    launch = run.launches[f"fuzz/{seed}"]
+    launch = run.launches[run.lid(seed)]
     for name, (size, init) in data.buffers.items():
         if blob_key(init) != launch["buffers"][name]["init"]:
             raise ValueError(f"seed {seed}: buffer {name} is not the one the GPU got")
@@ -253,7 +268,7 @@ def write_tests(run: Run, seeds: list[str], folder: Path, xfail: dict[str, str],
         if nondeterministic(run, seed, case):
             raise ValueError(f"seed {seed}: its outputs depend on the run ({nondeterministic(run, seed, case)})")
         gpu = run.gpu_outputs(seed)
-        sha = run.verdicts[f"fuzz/{seed}"]["ptxas"].get("gpu", {}).get("sha", {})
+        sha = run.verdicts[run.lid(seed)]["ptxas"].get("gpu", {}).get("sha", {})
         for name, digest in sha.items():      # the bytes are the GPU's (the report's digest)
             if hashlib.sha256(gpu[name]).hexdigest()[:len(digest)] != digest:
                 raise ValueError(f"seed {seed}: {name} is not the GPU's (sha {digest})")

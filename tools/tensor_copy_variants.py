@@ -93,8 +93,8 @@ def _errors(text: str) -> list[str]:
     return re.findall(r"error   : (.*)", text)
 
 
-def check(line: str, arch: str) -> tuple[str, str]:
-    ptx = HEAD.format(v="8.7", arch=arch) + line + "\n" + TAIL
+def check(line: str, arch: str, version: str = "8.7") -> tuple[str, str]:
+    ptx = HEAD.format(v=version, arch=arch) + line + "\n" + TAIL
     theirs = oracle.ptxas(ptx, arch)
     try:
         ours = codegen.compile_ptx(ptx, arch)

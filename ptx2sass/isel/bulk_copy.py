@@ -15,7 +15,8 @@ UBLKRED, UBLKPF) run once per warp from uniform registers. ptxas therefore loops
 `.multicast::cluster` (sm_90a/sm_100a: UBLKCP.S.G.MULTICAST) and `.cp_mask` (sm_100+:
 UBLKCP.G.S.DST_G_BYTE_MASK) put their 16-bit mask into the size register's high half, as
 ptxas 13.5 does (size/16 | mask << 16); sm_120's multicast, which ptxas writes as a call to
-a routine of the driver's, is refused.
+a routine of the driver's, is refused. `.ignore_oob` (PTX 9.2, global -> shared::cta) is the
+plain copy: ptxas 13.5.37 drops ignoreBytesLeft/Right on every sm_90+ target.
 
 Operands (fixed uniform registers, live only inside one selection): the destination pair
 UR8:UR9 (a global address, or the shared::cluster address and the mbarrier's), the
@@ -197,6 +198,13 @@ class BulkCopySelection:
         # the operands' order: ..., ctaMask, policy (multicast); ..., policy, byteMask (cp_mask)
         mask = srcs.pop() if byte_mask else None
         policy = srcs.pop() if hint else None
+        if "ignore_oob" in mods:
+            # ptxas 13.5.37 writes the plain copy: ignoreBytesLeft/Right are read nowhere
+            # (the unit does not fault on a 16-byte chunk partly past its allocation)
+            if reduce or multicast or (dst_space, src_space) != ("shared::cta", "global") \
+                    or not mbar or len(srcs) != 6:
+                raise self.unsupported(f"`cp.{'.'.join(mods)}`")
+            del srcs[3:5]
         if multicast:
             mask = srcs.pop() if srcs else None
             if not self.arch.tensor_multicast or reduce or not mbar or dst_space == "global":

@@ -148,6 +148,9 @@ class LatencyModel:
         # uniform-datapath instructions not spelled U* whose uniform guard follows the two
         # rules above (sm_120's LDCU)
         self.UNIFORM_GUARD_READERS = frozenset(data.get("uniform_guard_readers", []))
+        # vector-datapath readers guarded by a uniform predicate sooner than guard_fixed
+        # (sm_90's SYNCS: 11 after the VOTEU)
+        self.UNIFORM_GUARD_READER_FIXED: dict[str, int] = dict(data.get("uniform_guard_reader_fixed", {}))
         # loads that read their address registers after issue (sm_90: ptxas protects an
         # LDG's address with a read scoreboard before overwriting it; the H200 returned
         # wrong data and illegal addresses where we did not)
@@ -306,6 +309,8 @@ class LatencyModel:
             if file == "UP" and guard and self.UNIFORM_GUARD_FIXED is not None and (
                     reader.startswith("U") or reader in self.UNIFORM_GUARD_READERS):
                 return max(base, self.UNIFORM_GUARD_PAIR_FIXED.get(opcode, self.UNIFORM_GUARD_FIXED))
+            if file == "UP" and guard and reader in self.UNIFORM_GUARD_READER_FIXED:
+                return max(base, self.UNIFORM_GUARD_READER_FIXED[reader])
             return max(base, self.GUARD_FIXED, self.GUARD_PAIR_FIXED.get(opcode, 0))
         exact = next((self.READER_PAIR_EXACT[(k, reader)] for k in reversed(keys)
                       if (k, reader) in self.READER_PAIR_EXACT), None)

@@ -134,7 +134,7 @@ def prepare_launch(task: tuple[str, str, str, int]) -> dict:
     record = {"id": launch.id, "corpus": corpus, "name": launch.name, "kernel": launch.kernel,
               "ptx_name": launch.ptx_name, "grid": list(launch.grid), "block": list(launch.block),
               "dynamic_shared_bytes": int(launch.dynamic_shared_bytes), "threads": launch.threads,
-              "held_back": held_back(launch.ptx_path)}
+              "held_back": held_back(launch.ptx_path) if launch.held_back is None else launch.held_back}
     if launch.threads > max_threads:
         record["skip"] = f"{launch.threads} threads (more than --max-threads {max_threads})"
         return record

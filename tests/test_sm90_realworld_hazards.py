@@ -1,0 +1,38 @@
+"""The hazard checker accepts ptxas's own sm_90 code for the real-world corpus: ptxas 13.5's
+cubins are right on silicon, so a finding on them is a latency rule that is too strict (and
+our scheduler, which uses the same rules, gives away cycles). Five modules the GPU check's
+real-world bundle flagged (FP64 results read by the conversion unit 6 cycles after DMUL/DFMA;
+a uniform predicate guarding SYNCS 11 cycles after its VOTEU); the whole corpus:
+`py -m tools.gpu_check prepare --arch sm_90 --corpus realworld ...` (the `emu.hazards` column)."""
+from __future__ import annotations
+
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.emu.launch import run as emu_run
+from tools import realworld as rw
+
+MODULES = ("math_f64", "complex_fft", "bulk_pipeline", "intrinsics_misc", "rounding_math")
+
+
+def _kernels():
+    for m in rw.manifest():
+        if m["arch"] == "sm_90" and m["ptx"] and m["ptx"].split("/")[-1].split(".")[0] in MODULES:
+            for k in m.get("kernels", []):
+                if k.get("run") and "cluster" not in k["run"]:
+                    yield pytest.param(m, k, id=f"{m['ptx'].split('/')[-1][:-4]}.{k['entry']}")
+
+
+_CUBINS: dict[str, bytes] = {}
+
+
+@pytest.mark.parametrize("module, kernel", list(_kernels()))
+def test_ptxas_sm90_code_has_no_hazard_findings(module, kernel):
+    if module["ptx"] not in _CUBINS:
+        theirs = oracle.ptxas((rw.CORPUS / module["ptx"]).read_text(), "sm_90", name="m.ptx")
+        assert theirs.ok, theirs.stderr
+        _CUBINS[module["ptx"]] = theirs.output
+    run = kernel["run"]
+    result = emu_run(_CUBINS[module["ptx"]], kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
+                     rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
+    assert not result.hazards, [str(h) for h in result.hazards][:3]
