@@ -147,12 +147,15 @@ class Spiller:
 
     def _copy_through_memory(self, ins: MInstr, named: list[int], out: list[MInstr]) -> bool:
         """A whole-register copy with exactly one side in memory becomes the store or the
-        reload itself."""
+        reload itself. Only between registers of one class: STL/LDL take R registers, so a
+        copy from or to a uniform register (a UR value moved into a spilled R) keeps its
+        move and goes through a temporary."""
         if ins.opcode != COPY or ins.guard is not None or len(named) != 1:
             return False
         dst, src = ins.operands[0], ins.operands[1]
         if not (isinstance(dst, VOp) and isinstance(src, VOp) and dst.part is None
-                and src.part is None and dst.reg.width == src.reg.width and not src.inv):
+                and src.part is None and dst.reg.width == src.reg.width and not src.inv
+                and dst.reg.cls == src.reg.cls):
             return False
         vid = named[0]
         if vid not in self.slot:

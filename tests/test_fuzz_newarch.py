@@ -48,13 +48,15 @@ def test_own_target_and_version(arch):
 def test_groups_follow_the_targets():
     """redux.f32 and the fp6/fp4 conversions: only arch-specific sm_100+ targets; the sm_90
     groups from sm_90 on; nothing new below sm_90."""
-    assert newarch.groups_on("sm_90") == ["cluster", "elect", "fences", "bulk", "stmatrix"]
-    assert newarch.groups_on("sm_90a") == newarch.groups_on("sm_90")
+    assert newarch.groups_on("sm_90") == ["cluster", "elect", "fences", "bulk", "stmatrix", "async", "sparse"]
+    assert [g for g in newarch.groups_on("sm_90a") if g != "maxnreg"] == newarch.groups_on("sm_90")
+    assert "maxnreg" in newarch.groups_on("sm_90a") and "maxnreg" in newarch.groups_on("sm_120a")
     assert set(newarch.groups_on("sm_100a")) == set(newarch.GROUPS)
     assert "reduxf" not in newarch.groups_on("sm_100") and "fp6" not in newarch.groups_on("sm_120")
     for seed in range(43500000, 43500040):
         assert not set(generate(seed, arch="sm_89").features) & set(newarch.GROUPS)
         assert not {"reduxf", "fp6"} & set(generate(seed, arch="sm_90a").features)
+        assert "maxnreg" not in generate(seed, arch="sm_90").features
 
 
 @pytest.mark.parametrize("arch,group", [("sm_90a", g) for g in ("cluster", "elect", "fences", "bulk", "stmatrix")]

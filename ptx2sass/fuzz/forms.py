@@ -633,6 +633,9 @@ def _isa_atomic(g, ctx, b, f):
 # 2:4 sparsity metadata nibbles (mma.sp): the two kept elements' indices in a group of
 # four, first < second; the other values are undefined (PTX ISA, sparse matrix metadata)
 SPARSE_NIBBLES = (0x4, 0x8, 0xC, 0x9, 0xD, 0xE)
+# .tf32 is sparse 1:2 (a kept element is two 16-bit halves): 0b0100 and 0b1110 are the only
+# meaningful index nibbles, the rest undefined (PTX ISA, sparse mma.sp metadata for .tf32)
+SPARSE_NIBBLES_TF32 = (0x4, 0xE)
 
 
 def _isa_mma(g, ctx, b, f):
@@ -646,8 +649,9 @@ def _isa_mma(g, ctx, b, f):
     if ".sp" in f.modifiers:
         meta = b.tmp("b32")
         word = 0
+        nibbles = SPARSE_NIBBLES_TF32 if ".tf32" in f.spelling else SPARSE_NIBBLES
         for _ in range(8):
-            word = word << 4 | g.rng.choice(SPARSE_NIBBLES)
+            word = word << 4 | g.rng.choice(nibbles)
         pre.append(f"mov.b32 {meta}, {word:#010x};")
         ops.metadata = meta
     if not _isa_fill(f, ops):
@@ -799,6 +803,44 @@ def op_isa(g, ctx, family: str | None = None, sweep: bool = False):
             return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=False, guard_ok=False, collective=True, full_warp=True)
         return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=(family == "alu"),
                        guard_ok=(family == "alu" and not guard_miscompiled(f)), spaces=spaces, also=also)
+    return None
+
+
+@functools.cache
+def late_sparse_forms() -> list:
+    """The mma.sp forms of the inventory after DRAW_UNTIL (f16 accumulators, tf32, 4-bit
+    integers, fp8, `::ordered_metadata`) that sm_89 has: the `sparse` group of programs for
+    sm_90 and newer draws them (fuzz/newarch.py), so the sm_89 draw stays frozen."""
+    inv = isa_inventory()
+    if inv is None:
+        return []
+    return [f for f in inv.forms_for(89, (8, 5))
+            if f.spelling.startswith(("mma.sp.sync", "mma.sp::ordered_metadata.sync")) and not drawable(f)
+            and not getattr(f, "arch_specific", False)
+            and {o.kind for o in f.operands} <= {"v1", "v2", "v4", "v8", "r", "x"}]
+
+
+def op_sparse(g, ctx):
+    """One warp-wide mma.sp of `late_sparse_forms` (as the inventory's mma family: every lane
+    converged, full warp, metadata of valid nibbles), or None."""
+    from ptx2sass.fuzz.generator import Builder
+    forms = late_sparse_forms()
+    if not forms:
+        return None
+    for _attempt in range(4):
+        b = Builder(g, ctx)
+        form = sweep_pick(g, "sparse", forms)
+        if form is None:
+            return None
+        f, made = _isa_mma(g, ctx, b, form)
+        if f is None:
+            return None
+        ops, pre = made
+        if not valid(f"{f.spelling} {', '.join(ops.canon)};", _ISA_DECLS):
+            continue
+        line = f"{f.spelling} {', '.join(ops.text)};"
+        return b.build("\n".join(pre + [line]), f.spelling, uniform_ok=False, guard_ok=False, collective=True,
+                       full_warp=True)
     return None
 
 

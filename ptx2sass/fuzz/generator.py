@@ -1578,7 +1578,7 @@ def _new_arch_op(name):
 # the sm_90+ groups (fuzz/newarch.py): no program for an older arch has them on
 OPS += [(name, weight, _new_arch_op(name)) for name, weight in
         (("cluster", 2.5), ("elect", 1.0), ("fences", 0.8), ("bulk", 1.2), ("stmatrix", 1.2),
-         ("reduxf", 1.2), ("fp6", 1.5))]
+         ("reduxf", 1.2), ("fp6", 1.5), ("async", 1.5), ("maxnreg", 0.6), ("sparse", 1.5))]
 
 
 def _op_texture(g, ctx):
@@ -1686,6 +1686,10 @@ class Generator:
             if self.header is not None:
                 features |= newarch.draw_groups(seed, arch)
         self.features = set(features) - set(exclude)
+        if self.on("async"):
+            # st.async / red.async reach a CTA of the cluster: the program runs in clusters
+            self.features.add("cluster")
+        self.maxnreg = newarch.draw_maxnreg(seed) if self.on("maxnreg") else None
         if self.on("cluster"):
             # every thread meets the cluster barrier before its CTA leaves
             self.features.discard("exit")
@@ -1962,7 +1966,7 @@ class Generator:
             from ptx2sass.fuzz.newarch_ops import cluster_gather
             if self.on("cluster"):
                 body.append(cluster_gather(self, Ctx()))
-            header = dict(target=self.header[0], version=self.header[1], cluster=cluster)
+            header = dict(target=self.header[0], version=self.header[1], cluster=cluster, maxnreg=self.maxnreg)
         return Program(self.seed, self.regs, body, self.funcs, grid, block, self.prog_fmad,
                        tuple(sorted(self.features)), self.pressure, self._n_local,
                        objects=dict(self.texture_objects), **header)

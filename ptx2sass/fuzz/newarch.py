@@ -48,6 +48,15 @@ class Group:
 #               refuses it on sm_110a, sm_120a, sm_121a ("Instruction 'redux.f32' not supported")
 #   fp6         cvt to/from e2m1x2, e2m3x2, e3m2x2, ue8m0x2: sm_100a, sm_101a, sm_120a
 #               (PTX 8.6/8.7)
+#   async       st.async / red.async ...mbarrier::complete_tx::bytes into a CTA of the
+#               cluster: sm_90 (PTX 8.1); a program with it is launched in clusters
+#   maxnreg     setmaxnreg.{inc,dec}.sync.aligned.u32: sm_90a, sm_100a/f, sm_103a, sm_110a,
+#               sm_120a, sm_121a (PTX 8.0); the kernel gets a `.maxnreg` (without one ptxas
+#               drops the instruction)
+#   sparse      mma.sp / mma.sp::ordered_metadata forms the spec gained after the inventory
+#               draw's marker (forms.DRAW_UNTIL: f16 accumulators, tf32, 4-bit integers,
+#               fp8, ordered metadata): sm_80/sm_89, drawn only here so that programs for
+#               sm_89 and older stay as they were
 GROUPS: dict[str, Group] = {
     "cluster": Group(0.4, 90),
     "elect": Group(0.3, 90),
@@ -56,7 +65,13 @@ GROUPS: dict[str, Group] = {
     "stmatrix": Group(0.25, 90),
     "reduxf": Group(0.35, 100, arch_specific=True, max_sm=110),
     "fp6": Group(0.35, 100, arch_specific=True),
+    # appended after the groups above: each program's draws of those stay what they were
+    "async": Group(0.3, 90),
+    "maxnreg": Group(0.3, 90, arch_specific=True),
+    "sparse": Group(0.3, 90),
 }
+# `.maxnreg` of a program with the maxnreg group (its setmaxnreg.dec counts lie below it)
+MAXNREG_CHOICES = (64, 128, 168, 232, 240)
 # cluster shapes (x CTAs) and how many clusters along x
 CLUSTER_SHAPES = ((2, 1, 1), (2, 1, 1), (4, 1, 1))
 
@@ -87,6 +102,11 @@ def groups_on(arch: str) -> list[str]:
     return [name for name, g in GROUPS.items()
             if sm >= g.min_sm and (g.max_sm is None or sm < g.max_sm)
             and (is_arch_specific(arch) or not g.arch_specific)]
+
+
+def draw_maxnreg(seed: int) -> int:
+    """The kernel's `.maxnreg` when it has the maxnreg group: a stream of its own."""
+    return random.Random(seed * 0x2545F491 + 0x3D).choice(MAXNREG_CHOICES)
 
 
 def draw_groups(seed: int, arch: str) -> set[str]:

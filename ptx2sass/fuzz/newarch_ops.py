@@ -289,6 +289,94 @@ def op_fp6(g, ctx):
     return _build(b, f"{key} {d}, {b.src('b32', src_t)};", key)
 
 
+# st.async's types (the manual: .v4 only of 32-bit ones) and red.async's operations
+ASYNC_STORE_TYPES = ("b32", "u32", "s32", "f32", "b64", "f64")
+ASYNC_RED_OPS = (("add", "u32"), ("inc", "u32"), ("dec", "u32"), ("min", "u32"), ("max", "u32"),
+                 ("add", "s32"), ("min", "s32"), ("max", "s32"), ("add", "u64"),
+                 ("and", "b32"), ("or", "b32"), ("xor", "b32"))
+
+
+def op_async(g, ctx):
+    """st.async / red.async into a thread's 16 g_sq bytes (the same thread number's in the
+    next CTA of the cluster, or its own), completing the transaction its mbarrier (g_sq
+    bytes 24..31) expects. The receiver initialises the mbarrier and arrives expecting the
+    bytes before a cluster barrier (red.async: it stores the word the operation reads
+    first), the sender writes after it, the receiver waits for the phase and reads the bytes
+    back. The cluster barrier needs every thread of the cluster: uniform context only."""
+    from ptx2sass.fuzz.generator import Builder
+    rng = g.rng
+    if ctx.func is not None or not ctx.uniform:
+        return None
+    b = Builder(g, ctx)
+    mb, remote, rbar, st, p = b.tmp("b32"), b.tmp("b32"), b.tmp("b32"), b.tmp("b64"), b.tmp("pred")
+    lines = [f"add.u32 {mb}, $sq, 24;", f"mbarrier.init.shared::cta.b64 [{mb}], 1;"]
+    if rng.random() < 0.6:
+        t = rng.choice(ASYNC_STORE_TYPES)
+        wide = t.endswith("64")
+        kind = "b64" if wide else "b32"
+        n = rng.choice((1, 2) if wide else (1, 2, 4))
+        nbytes = n * (8 if wide else 4)
+        vec = f".v{n}" if n > 1 else ""
+        key = f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.{t}"
+        srcs = [b.src(kind, "f32" if t == "f32" else "f64" if t == "f64" else None) for _ in range(n)]
+        value = srcs[0] if n == 1 else "{" + ", ".join(srcs) + "}"
+        reads = [(kind, 0 if n == 1 else (8 if wide else 4) * rng.randrange(n))]
+    else:
+        op, t = rng.choice(ASYNC_RED_OPS)
+        kind = "b64" if t == "u64" else "b32"
+        nbytes = 8 if kind == "b64" else 4
+        key = f"red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.{op}.{t}"
+        value = b.src(kind)
+        lines.append(f"st.shared.{kind} [$sq], {b.src(kind)};")       # the word red.async reads
+        reads = [(kind, 0)]
+    if rng.random() < 0.5:
+        lines.append(f"mbarrier.arrive.expect_tx.shared::cta.b64 {st}, [{mb}], {nbytes};")
+    else:
+        lines += [f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{mb}], {nbytes};",
+                  f"mbarrier.arrive.shared::cta.b64 {st}, [{mb}];"]
+    lines += ["fence.mbarrier_init.release.cluster;", "barrier.cluster.arrive.release.aligned;",
+              "barrier.cluster.wait.acquire.aligned;"]
+    target = rng.choice(("next", "next", "own", "direct"))
+    if target == "direct":          # its own bytes by their shared::cta address
+        lines.append(f"{key} [$sq], {value}, [{mb}];")
+    else:
+        rank = "$cnx" if target == "next" else "$crk"
+        lines += [f"mapa.shared::cluster.u32 {remote}, $sq, {rank};",
+                  f"mapa.shared::cluster.u32 {rbar}, {mb}, {rank};", f"{key} [{remote}], {value}, [{rbar}];"]
+    lines += ["$lbl0:", f"mbarrier.try_wait.parity.shared::cta.b64 {p}, [{mb}], 0;", f"@!{p} bra $lbl0;"]
+    for kind_r, offset in reads:
+        lines.append(f"ld.shared.{kind_r} {b.dst(kind_r)}, [$sq+{offset}];")
+    lines.append(f"mbarrier.inval.shared::cta.b64 [{mb}];")
+    return _build(b, "\n".join(lines), key, barrier=True, guard_ok=False, uniform_ok=False,
+                  spaces=("shared", "shared::cluster"))
+
+
+def op_maxnreg(g, ctx):
+    """setmaxnreg.dec to a count below the kernel's `.maxnreg`, work, then setmaxnreg.inc
+    back to it: every warp gives registers to the CTA's pool before it asks for as many
+    back, so an .inc never waits on registers nobody gives (the manual: .inc blocks until
+    the pool has them). Each is followed by a CTA barrier (the manual: the warps of a
+    warpgroup synchronise before the next setmaxnreg); uniform context, whole warps."""
+    from ptx2sass.fuzz.generator import Builder
+    rng = g.rng
+    top = g.maxnreg
+    if ctx.func is not None or not ctx.uniform or not ctx.full or not top:
+        return None
+    b = Builder(g, ctx)
+    low = rng.choice(range(24, top, 8))
+    d = b.dst("b32")
+    text = (f"setmaxnreg.dec.sync.aligned.u32 {low};\nbar.sync 0;\n"
+            f"xor.b32 {d}, {b.src('b32')}, {b.src('b32')};\n"
+            f"setmaxnreg.inc.sync.aligned.u32 {top};\nbar.sync 0;")
+    return _build(b, text, "setmaxnreg.dec.sync.aligned.u32", barrier=True, guard_ok=False, uniform_ok=False)
+
+
+def op_sparse(g, ctx):
+    from ptx2sass.fuzz.forms import op_sparse as sparse
+    return sparse(g, ctx)
+
+
 # each group's statement (generator.OPS weighs them; drawn only where a program has the group)
 NEW_OPS = {"cluster": op_cluster, "elect": op_elect, "fences": op_fences, "bulk": op_bulk,
-           "stmatrix": op_stmatrix, "reduxf": op_reduxf, "fp6": op_fp6}
+           "stmatrix": op_stmatrix, "reduxf": op_reduxf, "fp6": op_fp6, "async": op_async,
+           "maxnreg": op_maxnreg, "sparse": op_sparse}

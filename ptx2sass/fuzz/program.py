@@ -195,6 +195,7 @@ class Program:
     target: str = TARGET          # `.target` (the campaign arch from sm_90 on: fuzz/newarch.py)
     version: str = PTX_VERSION
     cluster: tuple | None = None  # `.reqnctapercluster` (CTAs of a thread-block cluster)
+    maxnreg: int | None = None    # `.maxnreg` (programs with setmaxnreg: fuzz/newarch.py)
 
     @property
     def threads_per_block(self) -> int:
@@ -902,6 +903,8 @@ def render(prog: Program) -> Rendered:
     entry = [f".visible .entry fuzz_kernel({', '.join(param_decl)})"]
     if prog.cluster:
         entry.append(".reqnctapercluster {}, {}, {}".format(*prog.cluster))
+    if prog.maxnreg:
+        entry.append(f".maxnreg {prog.maxnreg}")
     plain += [(t, None) for t in entry + ["{"] + kernel_decls + decls + prelude]
     # no CTA leaves while another may still reach its shared memory
     leave = ["    barrier.cluster.arrive.release.aligned;", "    barrier.cluster.wait.acquire.aligned;"] \
