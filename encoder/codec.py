@@ -1091,10 +1091,9 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
         return shown | ins.control.pack() << CONTROL_SHIFT
     desc, ins = _without_hidden_descriptor(ins, arch)
     view = None if labels else _direct_view(ins)
+    text = None         # printed only where a message or the slower way needs it
     if view is None:
-        text = sass_text.format_instruction(ins)      # the text never shows the control bits
-        it = iter(labels)
-        text = _LABEL.sub(lambda m: f"{next(it).offset:#x}", text)
+        text = _text(ins, labels)
     try:
         if view is None:
             view = parse_view(text)
@@ -1103,16 +1102,24 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     except EncodeError:
         raise
     except (ValueError, IndexError, KeyError) as e:
-        raise EncodeError(f"{sass_text.format_instruction(ins)}: {e}") from None
+        raise EncodeError(f"{text or _text(ins, labels)}: {e}") from None
     bits = _descriptor_bits(word, arch)
     if desc is not None and bits is None:
-        raise EncodeError(f"{text}: this form has no desc[{desc.file}{desc.index}] field")
+        raise EncodeError(f"{text or _text(ins, labels)}: this form has no "
+                          f"desc[{desc.file}{desc.index}] field")
     if bits is not None:
         word = put_bits(word, bits, DEFAULT_DESCRIPTOR[family_of(arch)] if desc is None
                         else desc.index)
     if any(payloads):
-        word = _put_nan_payloads(word, arch, payloads, text)
+        word = _put_nan_payloads(word, arch, payloads, text or _text(ins, labels))
     return word | ins.control.pack() << CONTROL_SHIFT
+
+
+def _text(ins: Instruction, labels: list) -> str:
+    """The instruction's text with its labels' offsets (the text never shows the control
+    bits)."""
+    it = iter(labels)
+    return _LABEL.sub(lambda m: f"{next(it).offset:#x}", sass_text.format_instruction(ins))
 
 
 # operand -> its text as `parse_view` cuts it out of the instruction's text (`.reuse`
