@@ -115,11 +115,12 @@ def _encodable(arch: str, opcode: str, modifiers: tuple, operands: tuple) -> boo
     from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.target_spelling import respell
     ins = respell(Instruction(opcode, modifiers, operands), target(arch))
-    signed = replace(ins, operands=tuple(Imm(op.value - (1 << 32)) if isinstance(op, Imm) and op.text is None
-                                         and op.value >= 1 << 31 else op for op in ins.operands))
-    for candidate in (ins, signed):
+    for attempt in range(2):
+        if attempt:         # the signed spelling, only when the unsigned one has no encoding
+            ins = replace(ins, operands=tuple(Imm(op.value - (1 << 32)) if isinstance(op, Imm) and op.text is None
+                                              and op.value >= 1 << 31 else op for op in ins.operands))
         try:
-            codec.encode(candidate, arch, 0, [])
+            codec.encode(ins, arch, 0, [])
             return True
         except codec.EncodeError:
             continue
