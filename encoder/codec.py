@@ -24,10 +24,11 @@ from ptx2sass.records import dataclass
 
 from . import table_cache
 from .fields import (Numbering, View, apply_edits, canonical, float_bits, float_text, half_kind,
-                     numbering, operand_shape, parse_view, render_shape, render_view, undo_edits,
-                     ungapped, value_class)
+                     numbering, operand_shape, parse_view, render_shape, render_view,
+                     split_operands, undo_edits, ungapped, value_class)
 from .arch import ARCHS, UnknownArch, table_uniform_zero, target
-from .model import Control, ConstRef, Imm, Instruction, Label, Reloc
+from . import sass_text
+from .model import Control, ConstRef, Imm, Instruction, Label, Mem, Reloc
 from .register_widths import misaligned
 
 TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables")   # no pathlib: start-up
@@ -667,15 +668,24 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
     Words of forms without a pc-relative field are kept by text: kernels repeat moves,
     NOPs and address arithmetic, and finding a form costs ~100 us."""
     table = table_for(arch)
-    memo = None
+    memo = template = None
+    trace: list = []
     if not view.targets:
         memo = (arch, view.guard, tuple(view.tokens), tuple(view.operands), tuple(view.reuse))
         known = _WORDS.get(memo)
         if known is not None and known[0] is table:
             return known[1]
+        template, immediates = _template(memo)
+        if template is not None:
+            plan = _PLANS.get(template)
+            if plan is not None and plan[0] is table:
+                word = _fill(plan, immediates)
+                if word is not None:
+                    return word
     try:
-        word, form = _encode_view(view, arch, pc, table)
+        word, form = _encode_view(view, arch, pc, table, trace=trace)
     except EncodeError as first:
+        trace = []
         # a table whose forms keep the pair apart (HFMA2 .FTZ.FMZ for .OOB)
         for split in _split_tokens(view.tokens):
             try:
@@ -690,6 +700,70 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         if len(_WORDS) >= _WORDS_KEPT:
             _WORDS.clear()
         _WORDS[memo] = (table, word)
+        if template is not None and trace:
+            if len(_PLANS) >= _WORDS_KEPT:
+                _PLANS.clear()
+            _PLANS[template] = _plan(table, word, memo[3], trace)
+    return word
+
+
+# (arch, guard, tokens, operand texts with each integer immediate None, reuse) ->
+# (table, word, ((immediate's place among the immediates, its field's bits, the field), ...))
+# or None: the words of texts that differ only in their integer immediates
+_PLANS: dict[tuple, tuple | None] = {}
+
+
+def _template(memo: tuple) -> tuple[tuple | None, list[int]]:
+    """encode_view's memo key with its integer immediates taken out, and their values; (None,
+    []) when it has none."""
+    immediates = []
+    ops = memo[3]
+    for o in ops:
+        if o[:1] in "-0" and _HEX_INT.fullmatch(o):
+            immediates.append(int(o, 16))
+    if not immediates:
+        return None, immediates
+    holes = tuple(None if o[:1] in "-0" and _HEX_INT.fullmatch(o) else o for o in ops)
+    return (memo[0], memo[1], memo[2], holes, memo[4]), immediates
+
+
+def _plan(table, word: int, ops: tuple, trace: list) -> tuple | None:
+    """How a word of this template takes other integer immediates (see `_template`), or None
+    where the search's choice could depend on their values. It could unless every form the
+    search tried before the one that took the word failed for the operand shapes alone (not
+    for a value out of a field's range), the form has no field two operands share (those
+    words are read back each time), and each immediate fills a plain integer field."""
+    form, positions, group_values, shape_only = trace
+    if not shape_only or _shares_fields(form):
+        return None
+    place = {}
+    for j, o in enumerate(ops):
+        if o[:1] in "-0" and _HEX_INT.fullmatch(o):
+            place[j + 1] = len(place)        # position 0 is the guard
+    fills = []
+    for k, j in enumerate(positions):
+        if j not in place:
+            continue
+        fields = form.slots[k]["fields"]
+        if not fields:
+            continue
+        f = fields[0]
+        if "float" in f or f.get("pcrel"):
+            return None
+        spec = signed_variant(f, group_values) if "signed_by" in f else f
+        fills.append((place[j], f["bits"], spec))
+    return table, word, tuple(fills)
+
+
+def _fill(plan: tuple, immediates: list[int]) -> int | None:
+    """The plan's word with these immediates in their fields; None when one does not fit
+    (the search then decides)."""
+    word = plan[1]
+    for i, bits, spec in plan[2]:
+        b = linear_bits(immediates[i], spec)
+        if b is None:
+            return None
+        word = put_bits(word, bits, b)
     return word
 
 
@@ -704,9 +778,13 @@ def _has_pc_field(form: Form) -> bool:
     return known[1]
 
 
-def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None = None) -> tuple[int, Form]:
+def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None = None,
+                 trace: list | None = None) -> tuple[int, Form]:
     """encode_view's search: the word and the form that took it (and, into `placed_out`, the
-    printed operand, guard first, that each of the form's slots took; None where empty)."""
+    printed operand, guard first, that each of the form's slots took; None where empty; into
+    `trace`, the form, the position among the printed operands, guard first, that each slot
+    took (None where empty), the form's group values, and whether every form tried before
+    failed for the operands' shapes alone)."""
     name = ".".join(view.tokens)
     _check_named(view.tokens[0], view.tokens[1:], arch, EncodeError)
     forms = table.forms_of(view.tokens[0], arch)
@@ -723,24 +801,32 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
         candidates = _CANDIDATES[key] = _candidates(forms, ops, shapes, view.tokens)
     errors = []
     want = None
+    shape_only = True
     for form, skip, tokens in candidates:
         it = iter(ops)
         placed = [None if k in skip else next(it) for k in range(len(form.slots))]
+        values: list = []
         try:
             word = _encode_form(form, placed, View(view.guard, tokens, view.operands, []),
-                                pc, parsed_ops, numbers)
+                                pc, parsed_ops, numbers, values)
         except EncodeError as e:
+            shape_only = shape_only and isinstance(e, _ShapeMismatch)
             errors.append(str(e))
             continue
         checked = (key, id(form), tuple(tokens))
         if placed_out is not None:
             placed_out[:] = placed
+        if trace is not None:
+            at = iter(range(len(ops)))
+            trace[:] = [form, [None if k in skip else next(at) for k in range(len(form.slots))],
+                        values, shape_only]
         if checked in _READS_BACK and not _shares_fields(form):
             return word, form
         # the table must read the word back as the same text (aliases, hidden operands)
         try:
             back = _decode_view(word, arch, pc, table)[0]
         except DecodeError as e:
+            shape_only = False
             errors.append(str(e))
             continue
         want = want or canonical(View(view.guard, _combined_tokens(view.tokens), view.operands,
@@ -748,6 +834,7 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
         if canonical(back, numbers) == want:
             _READS_BACK.add(checked)
             return word, form
+        shape_only = False
         errors.append(f"would read back as {render_view(back)!r}")
     detail = f": {errors[0]}" if errors else ": no form takes these operands"
     raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
@@ -787,8 +874,12 @@ def _seed_distance(form: Form, want: set[str]) -> int:
                for g in form.groups)
 
 
+class _ShapeMismatch(EncodeError):
+    """A form that cannot take these modifiers and operand shapes, whatever their values."""
+
+
 def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
-                 parsed_ops: dict[str, tuple], numbers: Numbering) -> int:
+                 parsed_ops: dict[str, tuple], numbers: Numbering, values_out: list | None = None) -> int:
     parsed = []
     for k, o in enumerate(placed):
         if o is None:
@@ -802,7 +893,9 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
         values = _search_group_values(form, parsed, placed, view)
         _GROUP_VALUES[key] = values
     if values is None or -1 in values:
-        raise EncodeError(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
+        raise _ShapeMismatch(f"modifiers .{'.'.join(view.tokens[1:])} have no encoding")
+    if values_out is not None:
+        values_out[:] = values
     known = _GROUP_WORDS.get(key)
     if known is not None and known[0] is form:
         word = known[1]
@@ -827,6 +920,8 @@ def _encode_form(form: Form, placed: list[str | None], view: View, pc: int,
     return word
 
 
+# The whole operand an integer immediate: operand_shape's `{i}` (fields._TOKEN's `int`)
+_HEX_INT = re.compile(r"-?0x[0-9a-f]+")
 # (operand text, the table's Numbering) -> (ungapped shape, its numbers)
 _SHAPES: dict[tuple[str, Numbering], tuple[str, tuple]] = {}
 
@@ -840,6 +935,8 @@ def _shape_of(op: str, numbers: Numbering) -> tuple[str, tuple]:
     key = (op, numbers)
     known = _SHAPES.get(key)
     if known is None:
+        if _HEX_INT.fullmatch(op):       # an integer immediate: `{i}`, kept by none
+            return "{i}", (int(op, 16),)
         if len(_SHAPES) >= _WORDS_KEPT:
             _SHAPES.clear()
         shape, nums = operand_shape(op, numbers)
@@ -863,7 +960,7 @@ def _search_group_values(form: Form, parsed, placed, view: View) -> list[int] | 
     owned = {k for g in form.groups for k in g["touched"]}
     for k, (shape, _n) in enumerate(parsed):
         if k not in owned and shape != ungapped(form.slots[k]["shape"]):
-            raise EncodeError(f"operand {k} `{placed[k]}` has no encoding in this form")
+            raise _ShapeMismatch(f"operand {k} `{placed[k]}` has no encoding in this form")
     return _match_layout(form, allowed, view.tokens)
 
 
@@ -972,7 +1069,6 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     unresolved by mistake never becomes a silent zero. A NaN immediate whose `Imm.value`
     holds raw field bits (what `decode` reads from a payload nvdisasm prints as `+QNAN`)
     gets those bits."""
-    from . import sass_text
     family_of(arch)
     ins, relocated = without_relocations(ins, arch)
     if relocated:
@@ -994,26 +1090,92 @@ def encode(ins: Instruction, arch: str = "sm_89", pc: int = 0,
     if shown is not None:
         return shown | ins.control.pack() << CONTROL_SHIFT
     desc, ins = _without_hidden_descriptor(ins, arch)
-    text = sass_text.format_instruction(ins)      # the text never shows the control bits
-    it = iter(labels)
-    text = _LABEL.sub(lambda m: f"{next(it).offset:#x}", text)
+    view = None if labels else _direct_view(ins)
+    text = None         # printed only where a message or the slower way needs it
+    if view is None:
+        text = _text(ins, labels)
     try:
-        view = parse_view(text)
-        view.reuse = []
+        if view is None:
+            view = parse_view(text)
+            view.reuse = []
         word = encode_view(view, arch, pc)
     except EncodeError:
         raise
     except (ValueError, IndexError, KeyError) as e:
-        raise EncodeError(f"{text}: {e}") from None
+        raise EncodeError(f"{text or _text(ins, labels)}: {e}") from None
     bits = _descriptor_bits(word, arch)
     if desc is not None and bits is None:
-        raise EncodeError(f"{text}: this form has no desc[{desc.file}{desc.index}] field")
+        raise EncodeError(f"{text or _text(ins, labels)}: this form has no "
+                          f"desc[{desc.file}{desc.index}] field")
     if bits is not None:
         word = put_bits(word, bits, DEFAULT_DESCRIPTOR[family_of(arch)] if desc is None
                         else desc.index)
     if any(payloads):
-        word = _put_nan_payloads(word, arch, payloads, text)
+        word = _put_nan_payloads(word, arch, payloads, text or _text(ins, labels))
     return word | ins.control.pack() << CONTROL_SHIFT
+
+
+def _text(ins: Instruction, labels: list) -> str:
+    """The instruction's text with its labels' offsets (the text never shows the control
+    bits)."""
+    it = iter(labels)
+    return _LABEL.sub(lambda m: f"{next(it).offset:#x}", sass_text.format_instruction(ins))
+
+
+# operand -> its text as `parse_view` cuts it out of the instruction's text (`.reuse`
+# removed), or None where it would not come back as one operand of its own
+_OPERAND_TEXTS: dict = {}
+
+
+def _direct_view(ins: Instruction) -> View | None:
+    """`parse_view(format_instruction(ins))` (reuse flags dropped) built from the operands'
+    own texts, or None where that text would not cut back into the same operands (a
+    register-relative target's space separator, an operand text with a comma or an
+    unbalanced bracket of its own). The instruction's text is a new string wherever an
+    immediate differs, and printing then cutting it costs more than the search that follows
+    for forms already met."""
+    if ins.opcode in sass_text.REGISTER_RELATIVE_TARGET:
+        return None
+    texts = []
+    for op in ins.operands:
+        if type(op) is Imm and op.text is None:
+            texts.append(sass_text._format_hex(op.value))
+            continue
+        try:
+            text = _OPERAND_TEXTS.get(op, _UNSEEN)
+        except TypeError:       # an operand with a list inside: not kept
+            return None
+        if text is _UNSEEN:
+            if len(_OPERAND_TEXTS) >= _WORDS_KEPT:
+                _OPERAND_TEXTS.clear()
+            text = _OPERAND_TEXTS[op] = _alone(sass_text.format_operand(op))
+        if text is None:
+            return None
+        texts.append(text)
+    guard = None
+    if ins.guard is not None:
+        guard = ("!" if ins.guard.inv else "") + sass_text.register_name(ins.guard)
+    return View(guard, ins.mnemonic.split("."), texts, [])
+
+
+_UNSEEN = object()
+
+
+def _alone(text: str) -> str | None:
+    """An operand's printed text as `parse_view` gives it back when it stands between
+    commas: its `.reuse` removed; None for an empty text, one with spaces at its ends, or
+    one whose commas or brackets `split_operands` would read as the list's."""
+    if not text or text != text.strip(" ") or text.endswith(";") or split_operands(text) != [text]:
+        return None
+    depth = 0
+    for ch in text:
+        depth += ch in "[({"
+        depth -= ch in "])}"
+        if depth < 0:
+            return None
+    if depth:
+        return None
+    return text.replace(".reuse", "") if ".reuse" in text else text
 
 
 def slots_taken(ins: Instruction, arch: str) -> tuple[dict, ...] | None:
@@ -1114,7 +1276,8 @@ def _descriptor_bits(word: int, arch: str) -> list[int] | None:
     if not hidden:
         return None
     table = table_for(arch)
-    if not any(word & mask in values for mask, values in _hiding_forms(table, arch, hidden)):
+    common, under, forms = _hiding_forms(table, arch, hidden)
+    if word & common not in under or not any(word & mask in values for mask, values in forms):
         return None         # find_form can only find a form whose opcode hides nothing
     form = find_form(table, word, arch)
     if form is None:
@@ -1129,18 +1292,26 @@ def _descriptor_bits(word: int, arch: str) -> list[int] | None:
 _HIDING: dict[tuple[int, str], tuple] = {}   # (id(table), arch) -> (table, ((mask, value), ...))
 
 
-def _hiding_forms(table, arch: str, hidden: dict) -> tuple[tuple[int, frozenset], ...]:
+def _hiding_forms(table, arch: str, hidden: dict) -> tuple[int, frozenset, tuple[tuple[int, frozenset], ...]]:
     """(mask, the values under it) of the forms `find_form` may answer on `arch` whose
     opcode hides a descriptor: a word none of them matches has no hidden descriptor
-    (find_form costs ~100 us a word; most words are not memory instructions)."""
+    (find_form costs ~100 us a word; most words are not memory instructions). First the
+    bits all those masks share and the values under them: a word that matches a form
+    matches one of those (one test rules out most words, whose opcode bits differ)."""
     known = _HIDING.get((id(table), arch))
     if known is None or known[0] is not table:
         by_mask: dict[int, set[int]] = {}
         for op in sorted(hidden):
             for f in table.forms_of(op, arch):
                 by_mask.setdefault(f.mask, set()).add(f.value)
-        known = _HIDING[(id(table), arch)] = (table, tuple(
-            (mask, frozenset(values)) for mask, values in sorted(by_mask.items())))
+        common = -1
+        for mask in by_mask:
+            common &= mask
+        if not by_mask:
+            common = 0
+        under = frozenset(v & common for values in by_mask.values() for v in values)
+        known = _HIDING[(id(table), arch)] = (table, (common, under, tuple(
+            (mask, frozenset(values)) for mask, values in sorted(by_mask.items()))))
     return known[1]
 
 
@@ -1150,8 +1321,6 @@ def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
     descriptor is a printed operand (sm_8x: bit 101 set; nvdisasm prints `desc[..]` only
     then), or None: a named descriptor is the shown operand unless it is the hidden field
     (`Mem.desc_hidden`: `decode` of a word without bit 101 and a non-default register)."""
-    from . import sass_text
-    from .model import Mem
     default = DEFAULT_DESCRIPTOR.get(family_of(arch))
     if default is None or ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
         return None
@@ -1172,7 +1341,6 @@ def _shown_descriptor_word(ins: Instruction, arch: str, pc: int) -> int | None:
 def _without_hidden_descriptor(ins: Instruction, arch: str):
     """(the descriptor register, `ins` with it removed) when `ins`'s opcode hides it in text
     on `arch`; (None, ins) otherwise."""
-    from .model import Mem
     if ins.opcode not in HIDDEN_DESCRIPTOR_BITS.get(family_of(arch), {}):
         return None, ins
     desc, ops = None, []

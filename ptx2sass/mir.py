@@ -184,17 +184,17 @@ def register_operands(ins: MInstr) -> list[tuple[int, VOp, bool]]:
     including address bases and the guard (index -1). A list, not a generator: the
     allocator and schedulers ask tens of times per instruction.
 
-    The answer is kept on the instruction with the operands (as a tuple), `ndefs` and the
+    The answer is kept on the instruction with a copy of the operands, `ndefs` and the
     guard it was worked out from, and given again (a new list) while they are the same:
     every pass asks again (~53,000 times for ~2,000 instructions at nestloops:100), most
     of them of code no pass changed. Operands are immutable values, compared by equality:
     an operand replaced by an equal one names the same register the same way."""
-    ops = tuple(ins.operands)
-    ndefs = ins.ndefs
     own = ins.__dict__
     known = own.get("_register_operands")
-    if known is not None and known[1] == ndefs and known[2] is ins.guard and known[0] == ops:
+    ndefs = ins.ndefs
+    if known is not None and known[1] == ndefs and known[2] is ins.guard and known[0] == ins.operands:
         return list(known[3])
+    ops = ins.operands[:]       # (of the same type: compared with the operands as they are)
     out = []
     for i, op in enumerate(ops):
         t = type(op)

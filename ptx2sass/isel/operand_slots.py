@@ -81,10 +81,18 @@ def _bits(mi: MInstr, op):
     return Imm(struct.unpack("<I", struct.pack("<f", x))[0])
 
 
+_PROBE_REGS: dict[tuple, Reg] = {}     # (predicate?, neg, abs, inv, suffix) -> the probe's register
+
+
 def _probe_operand(op):
     if isinstance(op, VOp):
-        file = "P" if op.reg.cls == "P" else "R"
-        return Reg(file, 0 if file == "P" else 4, neg=op.neg, abs=op.abs, inv=op.inv, suffix=op.suffix)
+        key = (op.reg.cls == "P", op.neg, op.abs, op.inv, op.suffix)
+        reg = _PROBE_REGS.get(key)
+        if reg is None:
+            file = "P" if key[0] else "R"
+            reg = _PROBE_REGS[key] = Reg(file, 0 if file == "P" else 4, neg=op.neg, abs=op.abs,
+                                         inv=op.inv, suffix=op.suffix)
+        return reg
     if isinstance(op, (Reg, Imm, ConstRef)):
         return op
     return None
@@ -107,11 +115,12 @@ def _encodable(arch: str, opcode: str, modifiers: tuple, operands: tuple) -> boo
     from ptx2sass.encoder.arch import target
     from ptx2sass.encoder.target_spelling import respell
     ins = respell(Instruction(opcode, modifiers, operands), target(arch))
-    signed = replace(ins, operands=tuple(Imm(op.value - (1 << 32)) if isinstance(op, Imm) and op.text is None
-                                         and op.value >= 1 << 31 else op for op in ins.operands))
-    for candidate in (ins, signed):
+    for attempt in range(2):
+        if attempt:         # the signed spelling, only when the unsigned one has no encoding
+            ins = replace(ins, operands=tuple(Imm(op.value - (1 << 32)) if isinstance(op, Imm) and op.text is None
+                                              and op.value >= 1 << 31 else op for op in ins.operands))
         try:
-            codec.encode(candidate, arch, 0, [])
+            codec.encode(ins, arch, 0, [])
             return True
         except codec.EncodeError:
             continue
