@@ -41,3 +41,21 @@ def acquire_fences(scope: str) -> tuple[Fence, ...]:
 
 def is_acquire_invalidation(opcode: str, modifiers) -> bool:
     return (opcode, tuple(modifiers)) == ACQUIRE_INVALIDATION
+
+
+# mbarrier.inval (`SYNCS.CCTL.IV [a]`): the SYNCS unit writes the object back to shared
+# memory after the instruction issues, so the next access that may reach shared memory waits
+# for it on a write scoreboard, as ptxas 13.5's sm_90 code does in every fuzz cubin of GPU run
+# 25 with one (LDS, ATOMS, generic LD/ATOM wait; STG/ATOMG, global only, do not). The H200 showed
+# why: our LDS one instruction after it (fuzz 9500138) and our ATOMS three after it (9500082)
+# read the object's earlier state, or had their own write overwritten by the write-back.
+MBARRIER_INVALIDATION: Fence = ("SYNCS", ("CCTL", "IV"))
+# opcodes that may read or write shared memory (shared, generic or asynchronous accesses)
+SHARED_ACCESSES = frozenset({
+    "LDS", "STS", "ATOMS", "LD", "ST", "ATOM", "RED", "LDSM", "STSM", "LDGSTS", "SYNCS", "ARRIVES",
+    "UBLKCP", "UBLKRED", "UTMALDG", "UTMASTG", "UTMAREDG", "REDAS",
+})
+
+
+def is_mbarrier_invalidation(opcode: str, modifiers) -> bool:
+    return (opcode, tuple(modifiers)) == MBARRIER_INVALIDATION

@@ -17,7 +17,8 @@ from dataclasses import field, replace
 
 from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import Control, Instruction
-from ptx2sass.fences import ACQUIRE_INVALIDATION, ORDERING_OPCODES, is_acquire_invalidation
+from ptx2sass.fences import (ACQUIRE_INVALIDATION, ORDERING_OPCODES, SHARED_ACCESSES, is_acquire_invalidation,
+                             is_mbarrier_invalidation)
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
 NUM_SCOREBOARDS = 6
@@ -137,6 +138,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
     in_use = [False] * NUM_SCOREBOARDS
     rr = 0
     acquire_sb = None      # write scoreboard of the last access, if a strong one (no fence since)
+    # write scoreboard of an mbarrier.inval whose write-back no shared access has waited for
+    # yet (`ptx2sass.fences.MBARRIER_INVALIDATION`)
+    inval_sb = None
 
     def bump_previous(need: int) -> None:
         """Delay the current issue to cycle `need` by stalling the previous slot (or NOPs)."""
@@ -211,6 +215,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         if is_acquire_invalidation(ins.opcode, ins.modifiers) and acquire_sb is not None \
                 and in_use[acquire_sb]:
             wait |= 1 << acquire_sb
+        if inval_sb is not None and in_use[inval_sb] and ins.opcode in SHARED_ACCESSES:
+            wait |= 1 << inval_sb
         for r in slot.reads + slot.writes:
             if r in pending:
                 wait |= 1 << pending[r]
@@ -249,6 +255,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         # The wait clears those scoreboards.
         if acquire_sb is not None and wait >> acquire_sb & 1:
             acquire_sb = None
+        if inval_sb is not None and (wait >> inval_sb & 1 or slot.block_start):
+            inval_sb = None
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1:
                 for r in [r for r, s in pending.items() if s == sb]:
@@ -270,6 +278,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             for r in slot.writes:
                 pending[r] = sb
                 issued.pop(r, None)
+        elif is_mbarrier_invalidation(ins.opcode, ins.modifiers):
+            inval_sb = slot.wr_sb = alloc_sb()
+            set_time[inval_sb] = t
         else:
             first = {}
             for r in slot.writes:
