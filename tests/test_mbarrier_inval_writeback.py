@@ -137,8 +137,9 @@ def test_outputs_and_no_hazards():
 
 def test_checker_flags_an_access_that_does_not_wait():
     """Our cubin with the invalidation's scoreboard removed (the code before the fix): the
-    checker names the LDS after it."""
-    from tools.gpu_check.variants import rewrite
+    checker names the LDS after it; the GPU check's `inval_wait` variant (the rule applied to
+    such a cubin) is clean again."""
+    from tools.gpu_check.variants import rewrite, transform
 
     def drop(word: int, control: int, op: str, index: int) -> int:
         if op == "SYNCS" and (control >> 5 & 7) != 7 and index in targets:
@@ -148,6 +149,9 @@ def test_checker_flags_an_access_that_does_not_wait():
     rows = _listing(cubin)
     targets = {i for i, (t, _, _) in enumerate(rows) if t.startswith("SYNCS.CCTL.IV")}
     assert targets
-    _, res = _emulate(rewrite(cubin, ARCH, drop))
+    before = rewrite(cubin, ARCH, drop)
+    _, res = _emulate(before)
     flagged = [str(h) for h in res.hazards if "mbarrier.inval" in str(h)]
     assert flagged and "LDS" in flagged[0], [str(h) for h in res.hazards]
+    _, res = _emulate(rewrite(before, ARCH, transform("inval_wait", ARCH)))
+    assert not res.hazards, [str(h) for h in res.hazards]

@@ -107,6 +107,34 @@ def no_reuse(word: int, control: int, op: str, index: int) -> int:
     return _with_control(word, control & ~REUSE)
 
 
+def inval_wait(arch: str = "sm_90") -> Callable[[int, int, str, int], int]:
+    """Every SYNCS.CCTL.IV (mbarrier.inval) sets a write scoreboard (SB5, SB4 where it reads on
+    SB5) and the next instruction that may reach shared memory waits on it, as ptxas's sm_90 code
+    (`ptx2sass.fences.MBARRIER_INVALIDATION`): the rule applied to a cubin built without it.
+    (A scoreboard counts its producers: sharing one with another only adds a wait.)"""
+    from ptx2sass.fences import SHARED_ACCESSES
+    state = {"sb": None}
+
+    def change(word: int, control: int, op: str, index: int) -> int:
+        if op == "SYNCS" and (control >> 5 & 7) == 7 and _is_cctl_iv(word, arch):
+            sb = 4 if (control >> 8 & 7) == 5 else 5
+            state["sb"] = sb
+            return _with_control(word, (control & ~(7 << 5)) | sb << 5)
+        if state["sb"] is not None and op in SHARED_ACCESSES:
+            sb, state["sb"] = state["sb"], None
+            return _with_control(word, control | 1 << (11 + sb))
+        return word
+    return change
+
+
+def _is_cctl_iv(word: int, arch: str) -> bool:
+    from ptx2sass.encoder import codec
+    try:
+        return ".CCTL.IV " in codec.decode_text(word, arch) + " "
+    except Exception:  # noqa: BLE001 - not in our tables
+        return False
+
+
 # opcode groups a bisection names: `wait_<GROUP>` waits on every scoreboard before the
 # group's instructions, `stall_<GROUP>` stalls 15 cycles after each of them
 GROUPS = {"BAR": ("BAR",), "LDGSTS": ("LDGSTS",), "LDGDEPBAR": ("LDGDEPBAR",), "DEPBAR": ("DEPBAR",),
@@ -168,6 +196,8 @@ def _nop_transform(name: str, arch: str) -> Callable | None:
 
 
 def transform(name: str, arch: str = "sm_90") -> Callable:
+    if name == "inval_wait":          # stateful: a fresh one per cubin
+        return inval_wait(arch)
     found = TRANSFORMS.get(name) or _range_transform(name) or _nop_transform(name, arch)
     if found is None:
         raise KeyError(name)
