@@ -18,6 +18,9 @@ and the differences are printed grouped by key, with examples. Each difference i
     undefined      (--rerun) depends on shared memory nothing wrote: the emulator's outputs
                    change with the bytes shared memory starts with
 
+`--ours` does the same for our cubins' launches (the GPU's bytes of ours, `fuzz__SEED.ours.*.bin`,
+against the emulator's run of our cubin).
+
 `--rerun` runs today's emulator on every fuzz launch's ptxas cubin and counts the launches
 whose outputs equal the GPU's (the GPU's bytes for the failing launches come from the zip;
 for the others the GPU equalled the bundle's emulator outputs).
@@ -42,9 +45,10 @@ CACHE = REPO / ".cache" / "gpu_truth"
 class Run:
     """One GPU run's files."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, build: str = "ptxas"):
         from tools.gpu_check.bundle import Bundle
         self.folder = Path(folder)
+        self.build = build              # whose cubin's launches: "ptxas" or "ours"
         self.bundle = Bundle(self.folder)
         self.report = json.loads((self.folder / "gpu_report.json").read_text())
         self.mismatches = zipfile.ZipFile(self.folder / "gpu_report_mismatches.zip")
@@ -57,16 +61,16 @@ class Run:
 
     def failing(self) -> list[str]:
         return [s for s in self.seeds()
-                if self.verdicts[f"fuzz/{s}"]["ptxas"].get("gpu", {}).get("emulator", {}).get("verdict") == "fail"]
+                if self.verdicts[f"fuzz/{s}"].get(self.build, {}).get("gpu", {}).get("emulator", {}).get("verdict") == "fail"]
 
     def ptx(self, seed: str) -> str:
         return (self.folder / "fuzz_ptx" / f"{seed}.ptx").read_text()
 
     def cubin(self, seed: str) -> bytes:
-        return self.bundle.blob(self.launches[f"fuzz/{seed}"]["cubins"]["ptxas"]["cubin"])
+        return self.bundle.blob(self.launches[f"fuzz/{seed}"]["cubins"][self.build]["cubin"])
 
     def emulator_outputs(self, seed: str) -> dict[str, bytes]:
-        outs = self.launches[f"fuzz/{seed}"]["emu"]["ptxas"]["outputs"]
+        outs = self.launches[f"fuzz/{seed}"]["emu"][self.build]["outputs"]
         return {name: self.bundle.blob(key) for name, key in outs.items()}
 
     def gpu_outputs(self, seed: str) -> dict[str, bytes]:
@@ -74,7 +78,7 @@ class Run:
         GPU's outputs matched them)."""
         outs = self.emulator_outputs(seed)
         for name in outs:
-            zname = f"fuzz__{seed}.ptxas.{name}.bin"
+            zname = f"fuzz__{seed}.{self.build}.{name}.bin"
             if zname in self.names:
                 outs[name] = self.mismatches.read(zname)
         return outs
@@ -299,6 +303,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rerun", action="store_true", help="run today's emulator on every fuzz launch")
     ap.add_argument("--failing", action="store_true", help="with --rerun: only the launches that failed on the GPU")
     ap.add_argument("--examples", type=int, default=3)
+    ap.add_argument("--ours", action="store_true",
+                    help="our cubins' launches instead of ptxas's (GPU vs the emulator's run of ours)")
     ap.add_argument("--json", type=Path, help="write every difference row here")
     ap.add_argument("--write-tests", type=Path, metavar="DIR",
                     help="write the --seeds launches as regression data (tests/gpu_truth)")
@@ -307,7 +313,7 @@ def main(argv=None) -> int:
     ap.add_argument("--label", default="2026-11-27 H200 run 5",
                     help="with --write-tests: the GPU run the bytes come from (the manifest's `run`)")
     args = ap.parse_args(argv)
-    run = Run(args.run)
+    run = Run(args.run, "ours" if args.ours else "ptxas")
     if args.write_tests:
         xfail = dict(x.split("=", 1) for x in args.xfail)
         seeds = args.seeds.split(",") if args.seeds else []
