@@ -19,7 +19,8 @@ Hazards flagged (each names kernel, offset and registers):
   the instruction that has it (or after one that set none): an access that may reach shared
   memory after an mbarrier.inval (SYNCS.CCTL.IV: the SYNCS unit writes the object back after
   it issues), a memory access or wgmma after a proxy fence (FENCE.VIEW.ASYNC), that fence
-  after a MEMBAR.CTA (`ptx2sass.fences.memory_effect`);
+  after a MEMBAR.CTA (`ptx2sass.fences.memory_effect`; the kinds the latency table lists:
+  `late_memory_effects`, sm_90's);
 - cp.async group bookkeeping unlike ptxas's: an instruction other than LDGDEPBAR that sets
   or waits on LDGDEPBAR's scoreboard, a DEPBAR with a stall below 4 (checked on the code as
   a whole, executed or not);
@@ -668,8 +669,10 @@ class _StepFacts:
             or self.issue_group is not None
         self.tail = self.sets_scoreboards or self.late_reads or bool(self.late_window)
         self.gmma = op in _GMMA_OPS
-        self.waits_for = () if self.never else tuple(k for k, ops in EFFECT_WAITERS.items() if op in ops)
-        self.effect = memory_effect(op, ins.modifiers)
+        self.waits_for = () if self.never else tuple(k for k, ops in EFFECT_WAITERS.items()
+                                                      if op in ops and k in lat.LATE_MEMORY_EFFECTS)
+        effect = memory_effect(op, ins.modifiers)
+        self.effect = effect if effect in lat.LATE_MEMORY_EFFECTS else None
         self.footprint = None       # `_footprint` of the registers it touched last
         # `TimingModel.end`'s common case: none of the above but its registers to look at
         self.plain = not (self.special or self.tail or self.gmma or self.drains or self.variable

@@ -46,7 +46,9 @@ def is_acquire_invalidation(opcode: str, modifiers) -> bool:
 
 # Instructions whose effect on memory completes after they issue, so that later instructions
 # that depend on it wait on a scoreboard they set, as ptxas 13.5's sm_90 code does (every cubin
-# of H200 run 25): kind -> the opcodes that wait for it.
+# of H200 run 25): kind -> the opcodes that wait for it. Which kinds a target's code waits for is
+# its latency table's `late_memory_effects` (sm_90's: all three; ptxas's sm_100/sm_120 code
+# differs and is not measured).
 #
 # * mbarrier.inval (`SYNCS.CCTL.IV [a]`): the SYNCS unit writes the object back to shared
 #   memory; the next access that may reach shared memory waits (LDS, ATOMS, generic LD/ATOM,

@@ -279,7 +279,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             for r in slot.writes:
                 pending[r] = sb
                 issued.pop(r, None)
-        elif (effect := memory_effect(ins.opcode, ins.modifiers)) and not effect_on_read_scoreboard(effect):
+        elif (effect := memory_effect(ins.opcode, ins.modifiers)) in lat.LATE_MEMORY_EFFECTS \
+                and not effect_on_read_scoreboard(effect):
             effect_sbs[effect] = slot.wr_sb = alloc_sb()
             set_time[slot.wr_sb] = t
         else:
@@ -312,7 +313,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
                 for r in reg_reads:
                     if r in late_fixed:
                         late_fixed_sb[r] = sb
-        if (effect := memory_effect(ins.opcode, ins.modifiers)) and effect_on_read_scoreboard(effect):
+        if (effect := memory_effect(ins.opcode, ins.modifiers)) in lat.LATE_MEMORY_EFFECTS \
+                and effect_on_read_scoreboard(effect):
             if slot.rd_sb == 7:
                 slot.rd_sb = alloc_sb()
                 set_time[slot.rd_sb] = t
