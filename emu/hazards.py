@@ -15,6 +15,12 @@ Hazards flagged (each names kernel, offset and registers):
 - a read of a variable-latency result without having waited on its write scoreboard, or of
   one whose producer set no scoreboard, except by a later instruction of the same unit when
   that unit reads in order (`sched.latency.READS_IN_ORDER`: LDS → SHFL);
+- an instruction that depends on a late memory effect without a wait on the scoreboard of
+  the instruction that has it (or after one that set none): an access that may reach shared
+  memory after an mbarrier.inval (SYNCS.CCTL.IV: the SYNCS unit writes the object back after
+  it issues), a memory access or wgmma after a proxy fence (FENCE.VIEW.ASYNC), that fence
+  after a MEMBAR.CTA (`ptx2sass.fences.memory_effect`; the kinds the latency table lists:
+  `late_memory_effects`, sm_90's);
 - cp.async group bookkeeping unlike ptxas's: an instruction other than LDGDEPBAR that sets
   or waits on LDGDEPBAR's scoreboard, a DEPBAR with a stall below 4 (checked on the code as
   a whole, executed or not);
@@ -47,11 +53,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptx2sass.encoder.model import IndexList
+from ptx2sass.fences import EFFECT_WAITERS, effect_on_read_scoreboard, memory_effect
 from ptx2sass.sched.control import MIN_STALL
 from .ops_gmma import accumulator_registers
 from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
+EFFECT_NAMES = {"inval": "mbarrier.inval's write-back of the object", "proxy": "proxy fence",
+                "membar": "CTA memory barrier"}
 
 
 @dataclass(frozen=True)
@@ -89,9 +98,12 @@ class WarpTiming:
         self.predicate_written: dict[tuple, int] = {}
         # wgmma groups whose accumulators are in flight, oldest first (`TimingModel._gmma`)
         self.gmma_groups: list[GmmaGroup] = []
+        # kind -> (scoreboard, offset, opcode) of an instruction whose late memory effect
+        # (`ptx2sass.fences.memory_effect`) nothing has waited for yet
+        self.effects: dict[str, tuple[int, int, str]] = {}
 
     _OWN = ("t", "ready", "pending", "sb_release", "sb_readers", "sb_queues", "seq", "late_reads",
-            "group_issued", "predicate_written", "gmma_groups")
+            "group_issued", "predicate_written", "gmma_groups", "effects")
 
     def clone(self) -> "WarpTiming":
         c = WarpTiming.__new__(WarpTiming)
@@ -106,6 +118,7 @@ class WarpTiming:
         c.group_issued = dict(self.group_issued)
         c.predicate_written = dict(self.predicate_written)
         c.gmma_groups = [g.copy() for g in self.gmma_groups]
+        c.effects = dict(self.effects)
         for k, v in self.__dict__.items():      # what subclasses of the model keep here
             if k not in self._OWN:
                 setattr(c, k, copy.deepcopy(v))
@@ -359,6 +372,9 @@ class TimingModel:
                         del clock.late_reads[reg]
                 clock.sb_readers[sb].clear()
                 covered.clear()
+                if clock.effects:
+                    for kind in [k for k, e in clock.effects.items() if e[0] == sb]:
+                        del clock.effects[kind]
                 # An instruction whose result has arrived has read its sources, too.
                 for readers in clock.sb_readers.values():
                     if readers:
@@ -394,6 +410,16 @@ class TimingModel:
                     self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the instruction at "
                                              f"0x{last[1]:04x} of its unit; it takes one every {group[1]}")
                 clock.group_issued[group[0]] = (t, facts.offset)
+        if clock.effects and facts.waits_for:
+            for kind in facts.waits_for:
+                e = clock.effects.get(kind)
+                if e is not None:
+                    self._flag(facts.offset, f"{op} issues before the late memory effect of the {e[2]} at "
+                                             f"0x{e[1]:04x} ({EFFECT_NAMES[kind]}) is over: "
+                                             + ("no wait on its scoreboard" if e[0] != NO_SB else "it sets no scoreboard"))
+        if facts.effect:
+            sb = facts.rd_sb if effect_on_read_scoreboard(facts.effect) else facts.wr_sb
+            clock.effects[facts.effect] = (sb, facts.offset, op)
         # the footprint's registers with what is fixed about each (its last one kept: an
         # instruction mostly touches the same registers each time it runs)
         fp = facts.footprint
@@ -583,7 +609,7 @@ class _StepFacts:
                  "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall", "drains",
                  "addend", "late_reads", "uniform_late", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
-                 "keyed_regs", "landing", "gmma", "footprint", "plain")
+                 "keyed_regs", "landing", "gmma", "footprint", "plain", "waits_for", "effect")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -643,9 +669,14 @@ class _StepFacts:
             or self.issue_group is not None
         self.tail = self.sets_scoreboards or self.late_reads or bool(self.late_window)
         self.gmma = op in _GMMA_OPS
+        self.waits_for = () if self.never else tuple(k for k, ops in EFFECT_WAITERS.items()
+                                                      if op in ops and k in lat.LATE_MEMORY_EFFECTS)
+        effect = memory_effect(op, ins.modifiers)
+        self.effect = effect if effect in lat.LATE_MEMORY_EFFECTS else None
         self.footprint = None       # `_footprint` of the registers it touched last
         # `TimingModel.end`'s common case: none of the above but its registers to look at
-        self.plain = not (self.special or self.tail or self.gmma or self.drains or self.variable)
+        self.plain = not (self.special or self.tail or self.gmma or self.drains or self.variable
+                          or bool(self.waits_for) or bool(self.effect))
 
     def lands(self, file: str) -> int:
         """`lat.result_lands` of this instruction's result in a register of `file` (kept)."""

@@ -41,3 +41,51 @@ def acquire_fences(scope: str) -> tuple[Fence, ...]:
 
 def is_acquire_invalidation(opcode: str, modifiers) -> bool:
     return (opcode, tuple(modifiers)) == ACQUIRE_INVALIDATION
+
+
+
+# Instructions whose effect on memory completes after they issue, so that later instructions
+# that depend on it wait on a scoreboard they set, as ptxas 13.5's sm_90 code does (every cubin
+# of H200 run 25): kind -> the opcodes that wait for it. Which kinds a target's code waits for is
+# its latency table's `late_memory_effects` (sm_90's: all three; ptxas's sm_100/sm_120 code
+# differs and is not measured).
+#
+# * mbarrier.inval (`SYNCS.CCTL.IV [a]`): the SYNCS unit writes the object back to shared
+#   memory; the next access that may reach shared memory waits (LDS, ATOMS, generic LD/ATOM,
+#   SYNCS; STG/ATOMG, global only, do not). The H200 showed why: our LDS right after it (fuzz
+#   9500138) and our ATOMS three after it (9500082) read the object's earlier state or lost
+#   their write to the write-back, our next mbarrier.init ~70 cycles after it was overwritten
+#   and the kernel hung (9500217).
+# * fence.proxy.async (`FENCE.VIEW.ASYNC.S/.G`, a write scoreboard in all of ptxas's): the next
+#   async-proxy instruction waits (wgmma's WARPGROUP.ARRIVE, SYNCS, UBLKCP; plain loads and
+#   stores after it do not wait in ptxas's code).
+#   Our HGMMA after one without the wait read stale shared memory on the H200 (wgmma
+#   kloop_n16_k3_c1_first_mbarrier: 830 of 1024 outputs off by up to 1e-2, with every variant).
+# * `MEMBAR.*.CTA`: a read scoreboard in all of ptxas's (66 of 66); the FENCE.VIEW.ASYNC after it
+#   waits on it (the proxy fence orders the writes the barrier has made visible).
+SHARED_ACCESSES = frozenset({
+    "LDS", "STS", "ATOMS", "LD", "ST", "ATOM", "RED", "LDSM", "STSM", "LDGSTS", "SYNCS", "ARRIVES",
+    "UBLKCP", "UBLKRED", "UBLKPF", "UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF", "REDAS",
+})
+# the SYNCS unit's and the async proxy's instructions (bulk copies, TMA, wgmma)
+ASYNC_PROXY = frozenset({"SYNCS", "ARRIVES", "UBLKCP", "UBLKRED", "UBLKPF", "UTMALDG", "UTMASTG", "UTMAREDG",
+                         "UTMAPF", "UTMACMDFLUSH", "WARPGROUP", "HGMMA", "IGMMA", "QGMMA"})
+EFFECT_WAITERS = {"inval": SHARED_ACCESSES, "proxy": ASYNC_PROXY, "membar": frozenset({"FENCE"})}
+MBARRIER_INVALIDATION: Fence = ("SYNCS", ("CCTL", "IV"))
+
+
+def memory_effect(opcode: str, modifiers) -> str | None:
+    """The kind of late memory effect an instruction has (`EFFECT_WAITERS`), or None."""
+    mods = tuple(modifiers)
+    if (opcode, mods) == MBARRIER_INVALIDATION:
+        return "inval"
+    if opcode == "FENCE" and mods[:2] == ("VIEW", "ASYNC") and mods[2:] in (("S",), ("G",)):
+        return "proxy"
+    if opcode == "MEMBAR" and mods[-1:] == ("CTA",):
+        return "membar"
+    return None
+
+
+def effect_on_read_scoreboard(kind: str) -> bool:
+    """Whether ptxas puts the effect on the instruction's read scoreboard (MEMBAR's)."""
+    return kind == "membar"

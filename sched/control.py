@@ -17,7 +17,8 @@ from dataclasses import field, replace
 
 from ptx2sass.records import dataclass
 from ptx2sass.encoder.model import Control, Instruction
-from ptx2sass.fences import ACQUIRE_INVALIDATION, ORDERING_OPCODES, is_acquire_invalidation
+from ptx2sass.fences import (ACQUIRE_INVALIDATION, EFFECT_WAITERS, ORDERING_OPCODES, effect_on_read_scoreboard,
+                             is_acquire_invalidation, memory_effect)
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
 
 NUM_SCOREBOARDS = 6
@@ -137,6 +138,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
     in_use = [False] * NUM_SCOREBOARDS
     rr = 0
     acquire_sb = None      # write scoreboard of the last access, if a strong one (no fence since)
+    # kind -> scoreboard of an instruction whose late memory effect (an mbarrier.inval's
+    # write-back, a proxy fence, `ptx2sass.fences.memory_effect`) no waiter has waited for yet
+    effect_sbs: dict[str, int] = {}
 
     def bump_previous(need: int) -> None:
         """Delay the current issue to cycle `need` by stalling the previous slot (or NOPs)."""
@@ -211,6 +215,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         if is_acquire_invalidation(ins.opcode, ins.modifiers) and acquire_sb is not None \
                 and in_use[acquire_sb]:
             wait |= 1 << acquire_sb
+        for kind, sb in effect_sbs.items():
+            if in_use[sb] and ins.opcode in EFFECT_WAITERS[kind]:
+                wait |= 1 << sb
         for r in slot.reads + slot.writes:
             if r in pending:
                 wait |= 1 << pending[r]
@@ -249,6 +256,8 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         # The wait clears those scoreboards.
         if acquire_sb is not None and wait >> acquire_sb & 1:
             acquire_sb = None
+        for kind in [k for k, sb in effect_sbs.items() if wait >> sb & 1 or slot.block_start]:
+            del effect_sbs[kind]
         for sb in range(NUM_SCOREBOARDS):
             if wait >> sb & 1:
                 for r in [r for r, s in pending.items() if s == sb]:
@@ -270,6 +279,10 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
             for r in slot.writes:
                 pending[r] = sb
                 issued.pop(r, None)
+        elif (effect := memory_effect(ins.opcode, ins.modifiers)) in lat.LATE_MEMORY_EFFECTS \
+                and not effect_on_read_scoreboard(effect):
+            effect_sbs[effect] = slot.wr_sb = alloc_sb()
+            set_time[slot.wr_sb] = t
         else:
             first = {}
             for r in slot.writes:
@@ -300,6 +313,12 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
                 for r in reg_reads:
                     if r in late_fixed:
                         late_fixed_sb[r] = sb
+        if (effect := memory_effect(ins.opcode, ins.modifiers)) in lat.LATE_MEMORY_EFFECTS \
+                and effect_on_read_scoreboard(effect):
+            if slot.rd_sb == 7:
+                slot.rd_sb = alloc_sb()
+                set_time[slot.rd_sb] = t
+            effect_sbs[effect] = slot.rd_sb
         slot.stall = max(slot.stall, MIN_STALL.get(ins.opcode, 1))
         if ins.opcode == "BMOV" and getattr(ins.operands[0], "name", None) == "MACTIVE":
             slot.stall = max(slot.stall, MACTIVE_STALL)

@@ -19,6 +19,9 @@ and the differences are printed grouped by key, with examples. Each difference i
     undefined      (--rerun) depends on shared memory nothing wrote: the emulator's outputs
                    change with the bytes shared memory starts with
 
+`--ours` does the same for our cubins' launches (the GPU's bytes of ours, `fuzz__SEED.ours.*.bin`,
+against the emulator's run of our cubin).
+
 `--rerun` runs today's emulator on every fuzz launch's ptxas cubin and counts the launches
 whose outputs equal the GPU's (the GPU's bytes for the failing launches come from the zip;
 for the others the GPU equalled the bundle's emulator outputs).
@@ -44,9 +47,10 @@ FUZZ_CORPORA = ("fuzz", "fuzzfile")     # a generated seed, or a saved program w
 class Run:
     """One GPU run's files."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, build: str = "ptxas"):
         from tools.gpu_check.bundle import Bundle
         self.folder = Path(folder)
+        self.build = build              # whose cubin's launches: "ptxas" or "ours"
         self.bundle = Bundle(self.folder)
         self.report = json.loads((self.folder / "gpu_report.json").read_text())
         self.mismatches = zipfile.ZipFile(self.folder / "gpu_report_mismatches.zip")
@@ -63,7 +67,7 @@ class Run:
 
     def failing(self) -> list[str]:
         return [s for s in self.seeds()
-                if self.verdicts[self.lid(s)]["ptxas"].get("gpu", {}).get("emulator", {}).get("verdict") == "fail"]
+                if self.verdicts[self.lid(s)].get(self.build, {}).get("gpu", {}).get("emulator", {}).get("verdict") == "fail"]
 
     def ptx(self, seed: str) -> str:
         launch = self.launches[self.lid(seed)]
@@ -72,10 +76,10 @@ class Run:
         return (self.folder / "fuzz_ptx" / f"{seed}.ptx").read_text()
 
     def cubin(self, seed: str) -> bytes:
-        return self.bundle.blob(self.launches[self.lid(seed)]["cubins"]["ptxas"]["cubin"])
+        return self.bundle.blob(self.launches[self.lid(seed)]["cubins"][self.build]["cubin"])
 
     def emulator_outputs(self, seed: str) -> dict[str, bytes]:
-        outs = self.launches[self.lid(seed)]["emu"]["ptxas"]["outputs"]
+        outs = self.launches[self.lid(seed)]["emu"][self.build]["outputs"]
         return {name: self.bundle.blob(key) for name, key in outs.items()}
 
     def gpu_outputs(self, seed: str) -> dict[str, bytes]:
@@ -83,7 +87,7 @@ class Run:
         GPU's outputs matched them)."""
         outs = self.emulator_outputs(seed)
         for name in outs:
-            zname = f"{self.lid(seed).replace('/', '__')}.ptxas.{name}.bin"
+            zname = f"{self.lid(seed).replace('/', '__')}.{self.build}.{name}.bin"
             if zname in self.names:
                 outs[name] = self.mismatches.read(zname)
         return outs
@@ -314,6 +318,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rerun", action="store_true", help="run today's emulator on every fuzz launch")
     ap.add_argument("--failing", action="store_true", help="with --rerun: only the launches that failed on the GPU")
     ap.add_argument("--examples", type=int, default=3)
+    ap.add_argument("--ours", action="store_true",
+                    help="our cubins' launches instead of ptxas's (GPU vs the emulator's run of ours)")
     ap.add_argument("--json", type=Path, help="write every difference row here")
     ap.add_argument("--write-tests", type=Path, metavar="DIR",
                     help="write the --seeds launches as regression data (tests/gpu_truth)")
@@ -322,7 +328,7 @@ def main(argv=None) -> int:
     ap.add_argument("--label", default="2026-11-27 H200 run 5",
                     help="with --write-tests: the GPU run the bytes come from (the manifest's `run`)")
     args = ap.parse_args(argv)
-    run = Run(args.run)
+    run = Run(args.run, "ours" if args.ours else "ptxas")
     if args.write_tests:
         xfail = dict(x.split("=", 1) for x in args.xfail)
         seeds = args.seeds.split(",") if args.seeds else []

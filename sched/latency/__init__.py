@@ -59,6 +59,9 @@ class LatencyModel:
         self.SOURCE_READ_CYCLES: int = data["source_read_cycles"]
         self.STORE_QUEUE: dict[str, str] = dict(data["store_queue"])
         self.READS_IN_ORDER = frozenset(data["reads_in_order"])
+        # kinds of late memory effects (`ptx2sass.fences.memory_effect`) this family's code
+        # waits for on a scoreboard, as ptxas's does
+        self.LATE_MEMORY_EFFECTS = frozenset(data.get("late_memory_effects", ()))
         self.DEFAULT_FIXED: int = data["default_fixed"]
         self.FIXED: dict[str, int] = dict(data["fixed"])
         self.PAIR_FIXED = {(p, f, r): c for p, f, r, c in data["pair_fixed"]}

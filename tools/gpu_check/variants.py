@@ -107,6 +107,39 @@ def no_reuse(word: int, control: int, op: str, index: int) -> int:
     return _with_control(word, control & ~REUSE)
 
 
+def effect_waits(arch: str = "sm_90", kinds=("inval", "proxy", "membar")) -> Callable[[int, int, str, int], int]:
+    """Every instruction with a late memory effect of `kinds` (`ptx2sass.fences.memory_effect`:
+    SYNCS.CCTL.IV, FENCE.VIEW.ASYNC.S/.G, MEMBAR.CTA) that sets no scoreboard for it gets one
+    (SB5, SB4 where its other field holds SB5) and the next instruction that depends on it
+    (`EFFECT_WAITERS`) waits on it, as ptxas's sm_90 code: the rule applied to a cubin built
+    without it. (A scoreboard counts its producers: sharing one with another only adds a wait.)"""
+    from ptx2sass.encoder import codec
+    from ptx2sass.fences import EFFECT_WAITERS, effect_on_read_scoreboard, memory_effect
+    pending: dict[str, int] = {}
+
+    def change(word: int, control: int, op: str, index: int) -> int:
+        for kind in [k for k, sb in pending.items() if op in EFFECT_WAITERS[k]]:
+            control |= 1 << (11 + pending.pop(kind))
+        kind = None
+        if op in ("SYNCS", "FENCE", "MEMBAR"):
+            try:
+                parts = codec.decode_text(word, arch).split()
+                parts = parts[1:] if parts[0].startswith("@") else parts
+                name = parts[0].split(".")
+                kind = memory_effect(name[0], name[1:])
+            except Exception:  # noqa: BLE001 - not in our tables
+                kind = None
+        if kind in kinds:
+            shift = 8 if effect_on_read_scoreboard(kind) else 5
+            other = 5 if shift == 8 else 8
+            if (control >> shift & 7) == 7:
+                sb = 4 if (control >> other & 7) == 5 else 5
+                control = (control & ~(7 << shift)) | sb << shift
+            pending[kind] = control >> shift & 7
+        return _with_control(word, control)
+    return change
+
+
 # opcode groups a bisection names: `wait_<GROUP>` waits on every scoreboard before the
 # group's instructions, `stall_<GROUP>` stalls 15 cycles after each of them
 GROUPS = {"BAR": ("BAR",), "LDGSTS": ("LDGSTS",), "LDGDEPBAR": ("LDGDEPBAR",), "DEPBAR": ("DEPBAR",),
@@ -168,6 +201,8 @@ def _nop_transform(name: str, arch: str) -> Callable | None:
 
 
 def transform(name: str, arch: str = "sm_90") -> Callable:
+    if name in ("effect_wait", "inval_wait"):      # stateful: a fresh one per cubin
+        return effect_waits(arch, ("inval",) if name == "inval_wait" else ("inval", "proxy", "membar"))
     found = TRANSFORMS.get(name) or _range_transform(name) or _nop_transform(name, arch)
     if found is None:
         raise KeyError(name)

@@ -1,0 +1,226 @@
+"""Instructions whose memory effect completes after they issue (`ptx2sass.fences.memory_effect`):
+the instructions that depend on it wait on a scoreboard they set, as ptxas 13.5's sm_90 code.
+
+mbarrier.inval (SYNCS.CCTL.IV) writes the object back to shared memory after it issues: the
+next access that may reach shared memory waits on the invalidation's write scoreboard.
+
+ptxas 13.5's sm_90 code does so in every fuzz cubin of H200 run 25 with one; ours set no
+write scoreboard, and on the H200 our LDS one instruction after it read the object's state
+from before the write-back (fuzz 9500138, even with every instruction stalling 15 cycles),
+our ATOMS three after it lost its write (9500082), and our next mbarrier.init (SYNCS.EXCH) ~70
+cycles after it was overwritten and the kernel hung (9500217). The scheduler now sets the
+scoreboard and the checker flags an access that does not wait for it.
+
+fence.proxy.async (FENCE.VIEW.ASYNC.S) sets a write scoreboard the next async-proxy instruction
+waits on (wgmma's WARPGROUP.ARRIVE), and waits itself on the read scoreboard of the MEMBAR.CTA
+before it. Ours set neither, and on the H200 our wgmma K loop with an mbarrier wait
+(tools/wgmma_kloop.py, kloop_n16_k3_c1_first_mbarrier) read stale shared memory: 830 of 1024
+outputs wrong, with every control-code variant (none adds a scoreboard).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ptx2sass import codegen, oracle
+from ptx2sass.emu.launch import run
+
+ARCH = "sm_90"
+THREADS = 64
+
+# Per thread an mbarrier that completes a phase, then is invalidated and used as plain
+# shared memory: loaded, exchanged, loaded again.
+PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.shared .align 16 .b8 bars[1024];
+
+.visible .entry k(.param .u64 p_out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %d<5>;
+    ld.param.u64 %d0, [p_out];
+    cvta.to.global.u64 %d0, %d0;
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bars;
+    mad.lo.u32 %r1, %r0, 16, %r1;
+    mbarrier.init.shared::cta.b64 [%r1], 1;
+    mbarrier.arrive.shared::cta.b64 %d1, [%r1];
+$Lw:
+    mbarrier.try_wait.parity.shared::cta.b64 %p0, [%r1], 0;
+    @!%p0 bra $Lw;
+    mbarrier.inval.shared::cta.b64 [%r1];
+    ld.shared.v2.u32 {%r2, %r3}, [%r1];
+    atom.shared.exch.b64 %d2, [%r1], 42;
+    ld.shared.u64 %d3, [%r1];
+    mul.wide.u32 %d4, %r0, 24;
+    add.s64 %d4, %d0, %d4;
+    st.global.v2.u32 [%d4], {%r2, %r3};
+    st.global.u64 [%d4+8], %d2;
+    st.global.u64 [%d4+16], %d3;
+    ret;
+}
+"""
+
+SHARED = ("LDS", "STS", "ATOMS", "LD", "ST", "ATOM", "SYNCS")
+
+
+def _ours() -> bytes:
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(PTX, ARCH, "k.ptx"), ARCH, filename="k.ptx")
+    return cubin
+
+
+def _ptxas() -> bytes:
+    res = oracle.ptxas(PTX, ARCH)
+    assert res.ok, res.stderr
+    return res.output
+
+
+def _listing(cubin: bytes) -> list[tuple[str, int, int]]:
+    """(instruction text, write scoreboard, read scoreboard, wait mask) in order (7: none)."""
+    out, text = [], None
+    for line in oracle.nvdisasm(cubin).splitlines():
+        m = re.search(r"/\*[0-9a-f]{4}\*/\s+(.*?)\s*;\s*/\* 0x[0-9a-f]+ \*/", line)
+        if m:
+            text = m.group(1)
+            continue
+        m = re.search(r"^\s*/\* (0x[0-9a-f]+) \*/", line)
+        if m and text is not None:
+            control = int(m.group(1), 16) >> 41
+            out.append((text, control >> 5 & 7, control >> 8 & 7, control >> 11 & 0x3F))
+            text = None
+    return out
+
+
+def _next_waits(cubin: bytes, producer: str, consumers, field: str = "wr") -> list[tuple[int, str, int]]:
+    """Per instruction starting with `producer`: (its scoreboard of `field`, the next
+    instruction whose opcode is in `consumers`, that one's wait mask)."""
+    rows = _listing(cubin)
+    found = []
+    for i, (text, wr, rd, _wait) in enumerate(rows):
+        if not text.startswith(producer):
+            continue
+        nxt = next(((t, w) for t, _, _, w in rows[i + 1:] if _opcode(t) in consumers), None)
+        if nxt is not None:
+            found.append((wr if field == "wr" else rd, nxt[0], nxt[1]))
+    return found
+
+
+def _opcode(text: str) -> str:
+    parts = text.split()
+    if parts[0].startswith("@"):
+        parts = parts[1:]
+    return parts[0].split(".")[0]
+
+
+@pytest.mark.parametrize("build", ["ptxas", "ours"])
+def test_access_after_inval_waits_for_its_write_back(build):
+    """ptxas's code is the reference: its CCTL.IV sets a write scoreboard that the next shared
+    access waits on; ours the same (before: no write scoreboard, the LDS waited on nothing)."""
+    cubin = _ptxas() if build == "ptxas" else _ours()
+    found = _next_waits(cubin, "SYNCS.CCTL.IV", SHARED)
+    assert found
+    for wr, access, wait in found:
+        assert wr != 7, f"{build}: SYNCS.CCTL.IV sets no write scoreboard"
+        assert wait >> wr & 1, f"{build}: {access} does not wait on SB{wr} of SYNCS.CCTL.IV"
+
+
+def _emulate(cubin: bytes):
+    out = np.zeros(THREADS * 3, np.uint64)
+    res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out])
+    return out, res
+
+
+def test_outputs_and_no_hazards():
+    ours, res = _emulate(_ours())
+    assert not res.hazards, [str(h) for h in res.hazards]
+    theirs, res = _emulate(_ptxas())
+    assert not res.hazards, [str(h) for h in res.hazards]
+    assert np.array_equal(ours, theirs)
+    assert (ours[2::3] == 42).all()      # the exchange's value, loaded after it
+
+
+def test_checker_flags_an_access_that_does_not_wait():
+    """Our cubin with the invalidation's scoreboard removed (the code before the fix): the
+    checker names the LDS after it; the GPU check's `inval_wait` variant (the rule applied to
+    such a cubin) is clean again."""
+    from tools.gpu_check.variants import rewrite, transform
+
+    def drop(word: int, control: int, op: str, index: int) -> int:
+        if op == "SYNCS" and (control >> 5 & 7) != 7 and index in targets:
+            return (word & ((1 << 105) - 1)) | ((control | 7 << 5) << 105)
+        return word
+    cubin = _ours()
+    rows = _listing(cubin)
+    targets = {i for i, (t, _, _, _) in enumerate(rows) if t.startswith("SYNCS.CCTL.IV")}
+    assert targets
+    before = rewrite(cubin, ARCH, drop)
+    _, res = _emulate(before)
+    flagged = [str(h) for h in res.hazards if "mbarrier.inval" in str(h)]
+    assert flagged and "LDS" in flagged[0], [str(h) for h in res.hazards]
+    _, res = _emulate(rewrite(before, ARCH, transform("inval_wait", ARCH)))
+    assert not res.hazards, [str(h) for h in res.hazards]
+
+
+
+def _kloop():
+    from tools import wgmma_kloop as W
+    case = W.Case(n=16, ktiles=3, scale="first", wait="mbarrier", seed=2)
+    ptx = W.ptx(case)
+    theirs = oracle.ptxas(ptx, "sm_90a")
+    assert theirs.ok, theirs.stderr
+    ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_90a", "k.ptx"), "sm_90a", filename="k.ptx")
+    return W, case, {"ptxas": theirs.output, "ours": ours}
+
+
+ASYNC = ("WARPGROUP", "HGMMA", "SYNCS", "UBLKCP")
+
+
+@pytest.mark.parametrize("build", ["ptxas", "ours"])
+def test_wgmma_waits_for_the_proxy_fence(build):
+    """ptxas's code is the reference: FENCE.VIEW.ASYNC.S sets a write scoreboard that
+    WARPGROUP.ARRIVE waits on, and waits on the read scoreboard of the MEMBAR.ALL.CTA before it;
+    ours the same (before: neither had a scoreboard, nothing waited)."""
+    _, _, cubins = _kloop()
+    fences = _next_waits(cubins[build], "FENCE.VIEW.ASYNC.S", ASYNC)
+    membars = _next_waits(cubins[build], "MEMBAR.ALL.CTA", ("FENCE",), field="rd")
+    assert fences and membars
+    for sb, nxt, wait in fences + membars:
+        assert sb != 7, f"{build}: no scoreboard before {nxt}"
+        assert wait >> sb & 1, f"{build}: {nxt} does not wait on SB{sb}"
+
+
+def test_checker_flags_wgmma_after_an_unwaited_proxy_fence():
+    """Ours is hazard-free and gives NumPy's product; with the fence's scoreboard removed (the
+    code before the fix) the checker names the WARPGROUP.ARRIVE."""
+    from tools.gpu_check.variants import rewrite, transform
+    W, case, cubins = _kloop()
+    rows = _listing(cubins["ours"])
+    targets = {i for i, (t, _, _, _) in enumerate(rows) if t.startswith("FENCE.VIEW.ASYNC")}
+
+    def drop(word: int, control: int, op: str, index: int) -> int:
+        if index in targets:
+            return (word & ((1 << 105) - 1)) | ((control | 7 << 5) << 105)
+        return word
+
+    def launch(cubin):
+        a = W.launch_args(case)
+        res = run(cubin, "kloop", (1, 1, 1), (W.THREADS, 1, 1),
+                  [a["img"].view(np.uint32).copy(), a["d"], np.uint32(a["ktiles"]), np.uint64(a["da"]),
+                   np.uint64(a["db"]), np.uint32(1)], hazard_check=True)
+        return a["d"], res
+    d, res = launch(cubins["ours"])
+    assert not res.hazards, [str(h) for h in res.hazards]
+    assert np.array_equal(d, W.expected(case))
+    before = rewrite(cubins["ours"], "sm_90a", drop)
+    _, res = launch(before)
+    flagged = [str(h) for h in res.hazards if "proxy fence" in str(h)]
+    assert flagged and "WARPGROUP" in flagged[0], [str(h) for h in res.hazards]
+    # the GPU check's `effect_wait` variant (the rule applied to such a cubin): clean again
+    _, res = launch(rewrite(before, "sm_90a", transform("effect_wait", "sm_90a")))
+    assert not res.hazards, [str(h) for h in res.hazards]
