@@ -114,6 +114,18 @@ CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
 # transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
 PARTS_IN_CAP = True
 PARTS_MIN_WIDTH = 4
+# ... only groups a store of the region reads (a vector store's values); an mma's fragment
+# groups stay whole at their IMPLICIT_DEF (counted by parts, held-out tinygrad
+# matmul_f32_tf32_tc's capped order went 9007 -> 9418 SM cycles; docs/STATUS.md, quality34)
+PARTS_STORED_ONLY = True
+STORES = frozenset({"STS", "STG", "STL", "ST"})
+# the latency order lets a plain load pass an earlier one whose address or guard comes from
+# a load of the region (an ELL product's guarded gathers held the next index load back:
+# spmv_ell 6157 -> 2926 SM cycles, ptxas 2307); "all": every plain load passes every other
+# (the 48-step f64 dot product's loads of one array then went first and the window's
+# 92-register order won its estimate, tests/test_pre_schedule_load_window.py); False: loads
+# keep their source order among themselves (A/B runs)
+LOADS_PASS: bool | str = True
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -212,7 +224,8 @@ def _plain_load(ins: MInstr) -> bool:
 def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order where their spaces meet, except plain loads among
-    themselves when `loads_pass`, and shuffles and REDUXes among themselves (every lane that
+    themselves when `loads_pass` ("fed": a plain load passes only earlier ones fed by a load
+    of the region), and shuffles and REDUXes among themselves (every lane that
     runs the block runs all of them, in whatever order; ptxas starts a reduction's next
     shuffle of one value before the last step's shuffles of the others, and runs a row of
     REDUXes into different uniform registers back to back)."""
@@ -222,6 +235,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
     last_write: dict = {}
     reads_since: dict = {}
     order = MemoryOrder()
+    fed = [False] * n               # reads a value a load of the region wrote (through others)
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -229,10 +243,15 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
 
     for j, ins in enumerate(region):
         reads, writes = _footprint(ins)
+        if loads_pass == "fed":
+            fed[j] = any(r in last_write and (region[last_write[r]].opcode in LOADS or fed[last_write[r]])
+                         for r in reads)
         if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
-            passing = (loads_pass and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
-            for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing):
+            passing = (bool(loads_pass) and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
+            passable = passing and (loads_pass != "fed" or fed[j] or not _plain_load(ins))
+            for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing,
+                                  passable):
                 edge(i, j, 1)
         for r in reads:
             if r in last_write:
@@ -422,7 +441,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     n = len(region)
     if n < 3:
         return region
-    succs, npreds = _dependences(region, vfile, False, lat)
+    succs, npreds = _dependences(region, vfile, "fed" if LOADS_PASS is True else bool(LOADS_PASS), lat)
     if tied:
         _tie_copies(region, tied, succs, npreds)
     _yield_after_first_load(region, succs, npreds)
@@ -467,7 +486,10 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     if capped or deferring:
         # counted per 32-bit part as `_pressure` counts: an IMPLICIT_DEF holds none of a group
         # filled part by part (a vector store's values copied in), each part written adds one
-        rdefs = [[(op.reg.id, op.part if PARTS_IN_CAP and width[op.reg.id] >= PARTS_MIN_WIDTH else None)
+        by_parts = {op.reg.id for ins in region if not PARTS_STORED_ONLY or ins.opcode in STORES
+                    for _, op, d in register_operands(ins)
+                    if PARTS_IN_CAP and op.reg.id in width and width[op.reg.id] >= PARTS_MIN_WIDTH}
+        rdefs = [[(op.reg.id, op.part if op.reg.id in by_parts else None)
                   for _, op, d in register_operands(ins) if d and op.reg.id in width] for ins in region]
         rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
                   for ins in region]
@@ -479,8 +501,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         held = {v: width[v] for v in live_r}        # v -> its parts counted
         parts: dict[int, set[int]] = {}               # v -> the parts written (part by part)
         r_cur = [sum(held.values())]
-        none_held = [PARTS_IN_CAP and ins.opcode == IMPLICIT_DEF and all(
-            width.get(op.reg.id, 1) >= PARTS_MIN_WIDTH for _, op, d in register_operands(ins) if d)
+        none_held = [ins.opcode == IMPLICIT_DEF and all(
+            op.reg.id in by_parts for _, op, d in register_operands(ins) if d)
             for ins in region]
     if deferring:
         top = max((h for h in height if h < 1 << 20), default=0)
