@@ -114,6 +114,13 @@ CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
 # transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
 PARTS_IN_CAP = True
 PARTS_MIN_WIDTH = 4
+# the bottom-up pressure order keeps the live predicates within PREDICATE_LIMIT where it can
+PRESSURE_ORDER_PREDICATES = True
+# `_pressure` counts a value copied into a second register live after the block once
+SHARED_COPIES = True
+# where every cap of the capped latency orders is at or below the source order's pressure,
+# the bottom-up order for pressure at the ceiling is tried
+CAP_ABOVE_SOURCE = True
 # ... only groups a store of the region reads (a vector store's values); an mma's fragment
 # groups stay whole at their IMPLICIT_DEF (counted by parts, held-out tinygrad
 # matmul_f32_tf32_tc's capped order went 9007 -> 9418 SM cycles; docs/STATUS.md, quality34)
@@ -729,6 +736,8 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
         depth[j] = max((depth[i] + l for i, l in preds[j]), default=0)
     effects = [use_def(ins) for ins in region]
     live = live_after & width.keys()        # (set operations: hundreds live through deep nests)
+    if SHARED_COPIES:                       # (one value in two registers counts once)
+        live -= _shared_copies(region, live)
     cur = sum(map(width.__getitem__, live))
     due = [0] * n                   # reverse time from which each instruction may be placed
     t = 0
@@ -789,6 +798,19 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
             state[j] = 1
             heapq.heappush(waiting, (due[j], -depth[j], -j))
 
+    # predicates live (bottom-up: from a reader up to the writer); at PREDICATE_LIMIT an
+    # instruction that adds one waits where another candidate does not
+    p_uses = [{v for v in uses if vfile.get(v) == "P"} for uses, _ in effects]
+    p_kills = [{v for v in kills if vfile.get(v) == "P"} for _, kills in effects]
+    p_live = {v for v in live_after if vfile.get(v) == "P"}
+
+    def p_delta(j: int) -> int:
+        return (sum(1 for v in p_uses[j] if v not in p_live)
+                - sum(1 for v in p_kills[j] if v in p_live and v not in p_uses[j]))
+
+    def candidates():
+        return (k for k in range(n) if state[k] in (1, 2))
+
     for j in range(n):
         if nsuccs[j] == 0:
             add_candidate(j)
@@ -818,9 +840,18 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
             j = -by_latency[0][1]
         else:
             j = -waiting[0][2]
+        if PRESSURE_ORDER_PREDICATES and len(p_live) >= PREDICATE_LIMIT and p_delta(j) > 0:
+            # the predicate file is full: a candidate that frees one (a carry's or a
+            # compare's writer), else one that adds none, goes first where there is one
+            other = min(((p_delta(k), state[k] != 2, -depth[k], -k) for k in candidates()
+                         if p_delta(k) <= 0), default=None)
+            if other is not None:
+                j = -other[3]
         state[j] = 3
         left -= 1
         order.append(j)
+        p_live.difference_update(p_kills[j] - p_uses[j])
+        p_live.update(p_uses[j])
         placed = max(due[j], t)
         t = placed + 1
         uses, kills = operand_sets[j]
@@ -891,6 +922,10 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
         live = {u for uses, kills, _ in effects for u in (*uses, *kills)
                 if u in live_out and u >> UNIT_BITS in width}
         cur = peak = live_count
+    if SHARED_COPIES:
+        shared = _shared_copy_units(instrs, live, fresh)
+        live -= shared
+        cur = peak = cur - len(shared)
     for k, ins in enumerate(reversed(instrs)):
         uses, kills, _ = effects[k] if effects is not None else unit_use_def(ins, fresh)
         for k in kills:
@@ -903,6 +938,47 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
                 cur += 1
         peak = max(peak, cur)
     return peak
+
+
+def _shared_copies(instrs: list[MInstr], live: set[int]) -> set[int]:
+    """`_shared_copy_units` by vreg: the destinations of such copies, both registers in `live`."""
+    shared: set[int] = set()
+    written: set[int] = set()
+    for ins in reversed(instrs):
+        ops = ins.operands
+        if (ins.opcode == COPY and ins.guard is None and len(ops) == 2
+                and all(isinstance(op, VOp) and op.part is None for op in ops)
+                and ops[0].reg.width == ops[1].reg.width
+                and ops[0].reg.id not in written and ops[1].reg.id not in written
+                and ops[0].reg.id in live and ops[1].reg.id in live):
+            shared.add(ops[0].reg.id)
+        for _, op, is_def in register_operands(ins):
+            if is_def:
+                written.add(op.reg.id)
+    return shared
+
+
+def _shared_copy_units(instrs: list[MInstr], live: set[int], fresh) -> set[int]:
+    """Units of the destinations of whole unguarded `COPY d <- s` whose d and s are both in
+    `live` (live after the block) and neither written after the copy: one value in two
+    registers the allocator coalesces. A loop that copies each new value into its phi
+    register and reads the new values after the loop too had both counted from the copy
+    on (register_pressure many_accumulators: 82 counted, 49 allocated)."""
+    shared: set[int] = set()
+    written: set[int] = set()
+    for ins in reversed(instrs):
+        ops = ins.operands
+        if (ins.opcode == COPY and ins.guard is None and len(ops) == 2
+                and all(isinstance(op, VOp) and op.part is None for op in ops)
+                and ops[0].reg.width == ops[1].reg.width
+                and ops[0].reg.id not in written and ops[1].reg.id not in written):
+            dst, src = (unit_use_def(ins, fresh)[k] for k in (1, 0))
+            if dst and all(u in live for u in dst) and all(u in live for u in src):
+                shared.update(dst)
+        for _, op, is_def in register_operands(ins):
+            if is_def:
+                written.add(op.reg.id)
+    return shared
 
 
 def _live_count(live_out: set[int], width: dict[int, int], units: set[int] | None = None) -> int:
@@ -1072,8 +1148,22 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                             best_far = far
                             out, after = capped, capped_pressure
                             allowed = limit
-                for cap in sorted({min(cap, top) for cap in tries if min(cap, top) > 0}):
+                caps = {min(cap, top) for cap in tries if min(cap, top) > 0}
+                for cap in sorted(caps):
                     attempt(cap, min(cap + CAP_MARGIN, ceiling))
+                if CAP_ABOVE_SOURCE and best_far is None and top > before and all(cap <= before for cap in caps):
+                    # every cap is at or below what the source order keeps live (a loop's 40
+                    # accumulators, register_pressure many_accumulators): the capped orders
+                    # hold no load in flight; the order for pressure up to the ceiling does
+                    # (it overshoots its limit: lower limits down to the source's pressure)
+                    limit = min(top + CAP_MARGIN, ceiling)
+                    for goal in range(top, before, -2):
+                        low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
+                                                          width, goal, lat, r_units, count)
+                        if low_pressure <= max(before, limit):
+                            if _in_order_cycles(low, vfile, lat) < base:
+                                out, after, allowed = low, low_pressure, limit
+                            break
                 if best_far is None and top < window:
                     # no capped order fits the ceiling (a greedy order can overshoot a tight cap
                     # by far: sum_uint64's at 40 needs 515): the lowest cap up to the window
