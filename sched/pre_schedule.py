@@ -1151,13 +1151,15 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                 caps = {min(cap, top) for cap in tries if min(cap, top) > 0}
                 for cap in sorted(caps):
                     attempt(cap, min(cap + CAP_MARGIN, ceiling))
-                if CAP_ABOVE_SOURCE and best_far is None and top > before and all(cap <= before for cap in caps):
-                    # every cap is at or below what the source order keeps live (a loop's 40
-                    # accumulators, register_pressure many_accumulators): the capped orders
-                    # hold no load in flight; the order for pressure up to the ceiling does
-                    # (it overshoots its limit: lower limits down to the source's pressure)
-                    limit = min(top + CAP_MARGIN, ceiling)
-                    for goal in range(top, before, -2):
+                # every cap at or below what the source order keeps live (a loop's 40
+                # accumulators, register_pressure many_accumulators): the capped orders hold
+                # no load in flight; the order for pressure up to the caps' own limit does (it
+                # overshoots its goal: lower goals down to the source's pressure). Up to the
+                # ceiling alone, an unbounded kernel's (crypto_rounds keccak_f1600) went
+                # 84 -> 161 registers
+                limit = min(max(caps, default=0) + CAP_MARGIN, ceiling)
+                if CAP_ABOVE_SOURCE and best_far is None and caps and all(cap <= before for cap in caps):
+                    for goal in range(min(top, limit - CEILING_SLOP), before, -2):
                         low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
                                                           width, goal, lat, r_units, count)
                         if low_pressure <= max(before, limit):
