@@ -114,18 +114,20 @@ CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
 # transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
 PARTS_IN_CAP = True
 PARTS_MIN_WIDTH = 4
-# the bottom-up pressure order keeps the live predicates within PREDICATE_LIMIT where it can
-PRESSURE_ORDER_PREDICATES = True
-# `_pressure` counts a value copied into a second register live after the block once
-SHARED_COPIES = True
-# where every cap of the capped latency orders is at or below the source order's pressure,
-# the bottom-up order for pressure at the ceiling is tried
-CAP_ABOVE_SOURCE = True
 # ... only groups a store of the region reads (a vector store's values); an mma's fragment
 # groups stay whole at their IMPLICIT_DEF (counted by parts, held-out tinygrad
 # matmul_f32_tf32_tc's capped order went 9007 -> 9418 SM cycles; docs/STATUS.md, quality34)
 PARTS_STORED_ONLY = True
 STORES = frozenset({"STS", "STG", "STL", "ST"})
+# Loop accumulators (register_pressure many_accumulators, docs/STATUS.md quality34; False:
+# A/B runs): `_pressure` and the bottom-up order count a value copied into a second register
+# live after the block once (SHARED_COPIES); where every cap of the capped latency orders is
+# at or below the source order's pressure, the bottom-up order for pressure up to the caps'
+# own limit is tried (CAP_ABOVE_SOURCE); the bottom-up order keeps the live predicates within
+# PREDICATE_LIMIT where it can (PRESSURE_ORDER_PREDICATES)
+SHARED_COPIES = True
+CAP_ABOVE_SOURCE = True
+PRESSURE_ORDER_PREDICATES = True
 # the latency order lets a plain load pass an earlier one whose address or guard comes from
 # a load of the region (an ELL product's guarded gathers held the next index load back:
 # spmv_ell 6157 -> 2926 SM cycles, ptxas 2307); "all": every plain load passes every other
@@ -940,31 +942,9 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
     return peak
 
 
-def _shared_copies(instrs: list[MInstr], live: set[int]) -> set[int]:
-    """`_shared_copy_units` by vreg: the destinations of such copies, both registers in `live`."""
-    shared: set[int] = set()
-    written: set[int] = set()
-    for ins in reversed(instrs):
-        ops = ins.operands
-        if (ins.opcode == COPY and ins.guard is None and len(ops) == 2
-                and all(isinstance(op, VOp) and op.part is None for op in ops)
-                and ops[0].reg.width == ops[1].reg.width
-                and ops[0].reg.id not in written and ops[1].reg.id not in written
-                and ops[0].reg.id in live and ops[1].reg.id in live):
-            shared.add(ops[0].reg.id)
-        for _, op, is_def in register_operands(ins):
-            if is_def:
-                written.add(op.reg.id)
-    return shared
-
-
-def _shared_copy_units(instrs: list[MInstr], live: set[int], fresh) -> set[int]:
-    """Units of the destinations of whole unguarded `COPY d <- s` whose d and s are both in
-    `live` (live after the block) and neither written after the copy: one value in two
-    registers the allocator coalesces. A loop that copies each new value into its phi
-    register and reads the new values after the loop too had both counted from the copy
-    on (register_pressure many_accumulators: 82 counted, 49 allocated)."""
-    shared: set[int] = set()
+def _final_copies(instrs: list[MInstr]) -> list[MInstr]:
+    """Whole unguarded `COPY d <- s` (same width) with neither d nor s written after it."""
+    found: list[MInstr] = []
     written: set[int] = set()
     for ins in reversed(instrs):
         ops = ins.operands
@@ -972,12 +952,30 @@ def _shared_copy_units(instrs: list[MInstr], live: set[int], fresh) -> set[int]:
                 and all(isinstance(op, VOp) and op.part is None for op in ops)
                 and ops[0].reg.width == ops[1].reg.width
                 and ops[0].reg.id not in written and ops[1].reg.id not in written):
-            dst, src = (unit_use_def(ins, fresh)[k] for k in (1, 0))
-            if dst and all(u in live for u in dst) and all(u in live for u in src):
-                shared.update(dst)
+            found.append(ins)
         for _, op, is_def in register_operands(ins):
             if is_def:
                 written.add(op.reg.id)
+    return found
+
+
+def _shared_copies(instrs: list[MInstr], live: set[int]) -> set[int]:
+    """`_shared_copy_units` by vreg: the destinations of such copies, both registers in `live`."""
+    return {ins.operands[0].reg.id for ins in _final_copies(instrs)
+            if ins.operands[0].reg.id in live and ins.operands[1].reg.id in live}
+
+
+def _shared_copy_units(instrs: list[MInstr], live: set[int], fresh) -> set[int]:
+    """Units of the destinations of `_final_copies` whose d and s are both in `live` (live
+    after the block): one value in two registers, which the allocator coalesces. A loop that
+    copies each new value into its phi register and reads the new values after the loop too
+    had both counted from the copy on (register_pressure many_accumulators: 82 counted, 49
+    allocated)."""
+    shared: set[int] = set()
+    for ins in _final_copies(instrs):
+        src, dst, _ = unit_use_def(ins, fresh)
+        if dst and all(u in live for u in dst) and all(u in live for u in src):
+            shared.update(dst)
     return shared
 
 
