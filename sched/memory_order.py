@@ -7,7 +7,7 @@ unchanged between them, or both absolute, with disjoint [offset, offset + size) 
 (`if (tid < 16) { g[0][k] = g[16][k]; g[17][k] = g[1][k]; }`: ptxas issues both shared loads
 before the stores). The address is the same value for both, so this is exact. Only a load and
 a store pass each other so: loads keep their order among themselves as they did (a scheduler
-may let plain loads pass each other: its `passing` accesses), and so do stores (letting
+may let plain loads pass each other: its `passing` accesses, or only the `passable` ones), and so do stores (letting
 disjoint stores pass each other too reordered Triton's matmul_masked tile stores and its
 loads' predicates: SM-model cycles 2905 -> 3371, docs/STATUS.md "Branch smem32"); strong and
 MMIO accesses, atomics, barriers and collectives have no range and keep every order they had.
@@ -53,7 +53,8 @@ class MemoryOrder:
         self.info: dict[int, tuple] = {}        # index -> (range, is load, passing, total spaces)
         self.ancestors: dict[int, int] = {}     # index -> bit set of memory accesses before it
 
-    def before(self, j: int, spaces, rng, load: bool, passing: bool) -> set[int]:
+    def before(self, j: int, spaces, rng, load: bool, passing: bool, passable: bool | None = None) -> set[int]:
+        """`passable`: whether a later `passing` access may pass this one (default: `passing`)."""
         preds: set[int] = set()
         covered = 0
         total = set()
@@ -76,6 +77,6 @@ class MemoryOrder:
             if whole:
                 total.add(sp)
             self.history.setdefault(sp, []).append(j)
-        self.info[j] = (rng, load, passing, frozenset(total))
+        self.info[j] = (rng, load, passing if passable is None else passable, frozenset(total))
         self.ancestors[j] = covered
         return preds

@@ -114,6 +114,27 @@ CHAIN_WIDTHS = ((1, 0), (1, 1), (2, 0), (2, 1), (1, 2), (3, 0), (2, 2))
 # transcendental_f64 44 -> 60, Triton float64_ops 31 -> 36: their capped orders filled more)
 PARTS_IN_CAP = True
 PARTS_MIN_WIDTH = 4
+# ... only groups a store of the region reads (a vector store's values); an mma's fragment
+# groups stay whole at their IMPLICIT_DEF (counted by parts, held-out tinygrad
+# matmul_f32_tf32_tc's capped order went 9007 -> 9418 SM cycles; docs/STATUS.md, quality34)
+PARTS_STORED_ONLY = True
+STORES = frozenset({"STS", "STG", "STL", "ST"})
+# Loop accumulators (register_pressure many_accumulators, docs/STATUS.md quality34; False:
+# A/B runs): `_pressure` and the bottom-up order count a value copied into a second register
+# live after the block once (SHARED_COPIES); where every cap of the capped latency orders is
+# at or below the source order's pressure, the bottom-up order for pressure up to the caps'
+# own limit is tried (CAP_ABOVE_SOURCE); the bottom-up order keeps the live predicates within
+# PREDICATE_LIMIT where it can (PRESSURE_ORDER_PREDICATES)
+SHARED_COPIES = True
+CAP_ABOVE_SOURCE = True
+PRESSURE_ORDER_PREDICATES = True
+# the latency order lets a plain load pass an earlier one whose address or guard comes from
+# a load of the region (an ELL product's guarded gathers held the next index load back:
+# spmv_ell 6157 -> 2926 SM cycles, ptxas 2307); "all": every plain load passes every other
+# (the 48-step f64 dot product's loads of one array then went first and the window's
+# 92-register order won its estimate, tests/test_pre_schedule_load_window.py); False: loads
+# keep their source order among themselves (A/B runs)
+LOADS_PASS: bool | str = True
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -212,7 +233,8 @@ def _plain_load(ins: MInstr) -> bool:
 def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, lat: LatencyModel):
     """Successors (index, latency) and predecessor counts of the region's dependence graph.
     Memory instructions keep their order where their spaces meet, except plain loads among
-    themselves when `loads_pass`, and shuffles and REDUXes among themselves (every lane that
+    themselves when `loads_pass` ("fed": a plain load passes only earlier ones fed by a load
+    of the region), and shuffles and REDUXes among themselves (every lane that
     runs the block runs all of them, in whatever order; ptxas starts a reduction's next
     shuffle of one value before the last step's shuffles of the others, and runs a row of
     REDUXes into different uniform registers back to back)."""
@@ -222,6 +244,7 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
     last_write: dict = {}
     reads_since: dict = {}
     order = MemoryOrder()
+    fed = [False] * n               # reads a value a load of the region wrote (through others)
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -229,10 +252,15 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
 
     for j, ins in enumerate(region):
         reads, writes = _footprint(ins)
+        if loads_pass == "fed":
+            fed[j] = any(r in last_write and (region[last_write[r]].opcode in LOADS or fed[last_write[r]])
+                         for r in reads)
         if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
-            passing = (loads_pass and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
-            for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing):
+            passing = (bool(loads_pass) and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
+            passable = passing and (loads_pass != "fed" or fed[j] or not _plain_load(ins))
+            for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing,
+                                  passable):
                 edge(i, j, 1)
         for r in reads:
             if r in last_write:
@@ -422,7 +450,7 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     n = len(region)
     if n < 3:
         return region
-    succs, npreds = _dependences(region, vfile, False, lat)
+    succs, npreds = _dependences(region, vfile, "fed" if LOADS_PASS is True else bool(LOADS_PASS), lat)
     if tied:
         _tie_copies(region, tied, succs, npreds)
     _yield_after_first_load(region, succs, npreds)
@@ -467,7 +495,10 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
     if capped or deferring:
         # counted per 32-bit part as `_pressure` counts: an IMPLICIT_DEF holds none of a group
         # filled part by part (a vector store's values copied in), each part written adds one
-        rdefs = [[(op.reg.id, op.part if PARTS_IN_CAP and width[op.reg.id] >= PARTS_MIN_WIDTH else None)
+        by_parts = {op.reg.id for ins in region if not PARTS_STORED_ONLY or ins.opcode in STORES
+                    for _, op, d in register_operands(ins)
+                    if PARTS_IN_CAP and op.reg.id in width and width[op.reg.id] >= PARTS_MIN_WIDTH}
+        rdefs = [[(op.reg.id, op.part if op.reg.id in by_parts else None)
                   for _, op, d in register_operands(ins) if d and op.reg.id in width] for ins in region]
         rreads = [[op.reg.id for _, op, d in register_operands(ins) if not d and op.reg.id in width]
                   for ins in region]
@@ -479,8 +510,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
         held = {v: width[v] for v in live_r}        # v -> its parts counted
         parts: dict[int, set[int]] = {}               # v -> the parts written (part by part)
         r_cur = [sum(held.values())]
-        none_held = [PARTS_IN_CAP and ins.opcode == IMPLICIT_DEF and all(
-            width.get(op.reg.id, 1) >= PARTS_MIN_WIDTH for _, op, d in register_operands(ins) if d)
+        none_held = [ins.opcode == IMPLICIT_DEF and all(
+            op.reg.id in by_parts for _, op, d in register_operands(ins) if d)
             for ins in region]
     if deferring:
         top = max((h for h in height if h < 1 << 20), default=0)
@@ -707,6 +738,8 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
         depth[j] = max((depth[i] + l for i, l in preds[j]), default=0)
     effects = [use_def(ins) for ins in region]
     live = live_after & width.keys()        # (set operations: hundreds live through deep nests)
+    if SHARED_COPIES:                       # (one value in two registers counts once)
+        live -= _shared_copies(region, live)
     cur = sum(map(width.__getitem__, live))
     due = [0] * n                   # reverse time from which each instruction may be placed
     t = 0
@@ -767,6 +800,19 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
             state[j] = 1
             heapq.heappush(waiting, (due[j], -depth[j], -j))
 
+    # predicates live (bottom-up: from a reader up to the writer); at PREDICATE_LIMIT an
+    # instruction that adds one waits where another candidate does not
+    p_uses = [{v for v in uses if vfile.get(v) == "P"} for uses, _ in effects]
+    p_kills = [{v for v in kills if vfile.get(v) == "P"} for _, kills in effects]
+    p_live = {v for v in live_after if vfile.get(v) == "P"}
+
+    def p_delta(j: int) -> int:
+        return (sum(1 for v in p_uses[j] if v not in p_live)
+                - sum(1 for v in p_kills[j] if v in p_live and v not in p_uses[j]))
+
+    def candidates():
+        return (k for k in range(n) if state[k] in (1, 2))
+
     for j in range(n):
         if nsuccs[j] == 0:
             add_candidate(j)
@@ -796,9 +842,18 @@ def _schedule_for_pressure(region: list[MInstr], vfile: dict[int, str], lat: Lat
             j = -by_latency[0][1]
         else:
             j = -waiting[0][2]
+        if PRESSURE_ORDER_PREDICATES and len(p_live) >= PREDICATE_LIMIT and p_delta(j) > 0:
+            # the predicate file is full: a candidate that frees one (a carry's or a
+            # compare's writer), else one that adds none, goes first where there is one
+            other = min(((p_delta(k), state[k] != 2, -depth[k], -k) for k in candidates()
+                         if p_delta(k) <= 0), default=None)
+            if other is not None:
+                j = -other[3]
         state[j] = 3
         left -= 1
         order.append(j)
+        p_live.difference_update(p_kills[j] - p_uses[j])
+        p_live.update(p_uses[j])
         placed = max(due[j], t)
         t = placed + 1
         uses, kills = operand_sets[j]
@@ -869,6 +924,10 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
         live = {u for uses, kills, _ in effects for u in (*uses, *kills)
                 if u in live_out and u >> UNIT_BITS in width}
         cur = peak = live_count
+    if SHARED_COPIES:
+        shared = _shared_copy_units(instrs, live, fresh)
+        live -= shared
+        cur = peak = cur - len(shared)
     for k, ins in enumerate(reversed(instrs)):
         uses, kills, _ = effects[k] if effects is not None else unit_use_def(ins, fresh)
         for k in kills:
@@ -881,6 +940,43 @@ def _pressure(instrs: list[MInstr], live_out: set[int], width: dict[int, int],
                 cur += 1
         peak = max(peak, cur)
     return peak
+
+
+def _final_copies(instrs: list[MInstr]) -> list[MInstr]:
+    """Whole unguarded `COPY d <- s` (same width) with neither d nor s written after it."""
+    found: list[MInstr] = []
+    written: set[int] = set()
+    for ins in reversed(instrs):
+        ops = ins.operands
+        if (ins.opcode == COPY and ins.guard is None and len(ops) == 2
+                and all(isinstance(op, VOp) and op.part is None for op in ops)
+                and ops[0].reg.width == ops[1].reg.width
+                and ops[0].reg.id not in written and ops[1].reg.id not in written):
+            found.append(ins)
+        for _, op, is_def in register_operands(ins):
+            if is_def:
+                written.add(op.reg.id)
+    return found
+
+
+def _shared_copies(instrs: list[MInstr], live: set[int]) -> set[int]:
+    """`_shared_copy_units` by vreg: the destinations of such copies, both registers in `live`."""
+    return {ins.operands[0].reg.id for ins in _final_copies(instrs)
+            if ins.operands[0].reg.id in live and ins.operands[1].reg.id in live}
+
+
+def _shared_copy_units(instrs: list[MInstr], live: set[int], fresh) -> set[int]:
+    """Units of the destinations of `_final_copies` whose d and s are both in `live` (live
+    after the block): one value in two registers, which the allocator coalesces. A loop that
+    copies each new value into its phi register and reads the new values after the loop too
+    had both counted from the copy on (register_pressure many_accumulators: 82 counted, 49
+    allocated)."""
+    shared: set[int] = set()
+    for ins in _final_copies(instrs):
+        src, dst, _ = unit_use_def(ins, fresh)
+        if dst and all(u in live for u in dst) and all(u in live for u in src):
+            shared.update(dst)
+    return shared
 
 
 def _live_count(live_out: set[int], width: dict[int, int], units: set[int] | None = None) -> int:
@@ -1050,8 +1146,24 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                             best_far = far
                             out, after = capped, capped_pressure
                             allowed = limit
-                for cap in sorted({min(cap, top) for cap in tries if min(cap, top) > 0}):
+                caps = {min(cap, top) for cap in tries if min(cap, top) > 0}
+                for cap in sorted(caps):
                     attempt(cap, min(cap + CAP_MARGIN, ceiling))
+                # every cap at or below what the source order keeps live (a loop's 40
+                # accumulators, register_pressure many_accumulators): the capped orders hold
+                # no load in flight; the order for pressure up to the caps' own limit does (it
+                # overshoots its goal: lower goals down to the source's pressure). Up to the
+                # ceiling alone, an unbounded kernel's (crypto_rounds keccak_f1600) went
+                # 84 -> 161 registers
+                limit = min(max(caps, default=0) + CAP_MARGIN, ceiling)
+                if CAP_ABOVE_SOURCE and best_far is None and caps and all(cap <= before for cap in caps):
+                    for goal in range(min(top, limit - CEILING_SLOP), before, -2):
+                        low, low_pressure = _for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile,
+                                                          width, goal, lat, r_units, count)
+                        if low_pressure <= max(before, limit):
+                            if _in_order_cycles(low, vfile, lat) < base:
+                                out, after, allowed = low, low_pressure, limit
+                            break
                 if best_far is None and top < window:
                     # no capped order fits the ceiling (a greedy order can overshoot a tight cap
                     # by far: sum_uint64's at 40 needs 515): the lowest cap up to the window
