@@ -50,3 +50,16 @@ def test_ptxas_blackwell_sync_guard_distance_is_accepted(arch):
     result = emu_run(theirs.output, kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
                      rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
     assert not result.hazards, [str(h) for h in result.hazards][:3]
+
+
+def test_ptxas_sm110_constant_move_into_a_wide_addend_is_accepted():
+    """sm_110: ptxas feeds an HFMA2 constant move to IMAD.WIDE's addend high half 3 cycles
+    after it (crypto_rounds mul_acc_256 retargeted), as on sm_100/sm_120."""
+    module = next(m for m in rw.retargeted("sm_110") if "crypto_rounds" in (m["ptx"] or ""))
+    theirs = oracle.ptxas(module["ptx_text"], "sm_110", name="m.ptx")
+    assert theirs.ok, theirs.stderr
+    kernel = next(k for k in module["kernels"] if k["entry"] == "mul_acc_256")
+    run = kernel["run"]
+    result = emu_run(theirs.output, kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
+                     rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
+    assert not result.hazards, [str(h) for h in result.hazards][:3]
