@@ -14,13 +14,14 @@ the handlers; the machine's own paths are untouched.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Callable
 
 import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
-from .single_lane import M32, _flush, f32_bits, f32_value
+from .single_lane import M32, M64, _flush, f32_bits, f32_value
 from .specialise import _access, shared_address_parts
 
 FORMS: dict[str, Callable] = {}
@@ -146,6 +147,8 @@ def _mufu(step, fallback, x):
     denormal flushed, except for TANH) in FP64, NumPy's function of it, rounded to FP32 (a
     denormal flushed, except for TANH), a NaN the canonical one."""
     ins = step.ins
+    if ins.modifiers in (("RCP64H",), ("RSQ64H",)) and len(ins.operands) == 2:
+        return _mufu64h(step, fallback, x)
     if len(ins.modifiers) != 1 or ins.modifiers[0] not in _LIBM or len(ins.operands) != 2:
         return None
     name = ins.modifiers[0]
@@ -359,3 +362,238 @@ def _ldc(step, fallback, x):
         for w, word in zip(writes, words):
             w(t, word, mask)
     return ldc
+
+
+# --------------------------------------------------------------------------- FP64
+
+_PACK_Q, _UNPACK_D = struct.Struct("<Q").pack, struct.Struct("<d").unpack
+_PACK_D, _UNPACK_Q = struct.Struct("<d").pack, struct.Struct("<Q").unpack
+_F64_EXP, _F64_FRAC, _F64_QUIET = 0x7FF0000000000000, 0x000FFFFFFFFFFFFF, 0x0008000000000000
+_F64_DEFAULT_NAN = 0xFFF8000000000000
+
+
+def _f64_source(op, x):
+    """(f(t) → the operand's double, f(t) → its register bits as `_f64_result` reads them for a
+    NaN, or None) of an FP64 source as `Lanes.rd` reads it: a register pair with `-`/`|.|`, or
+    a float immediate (the double it spells; none with its own sign flags or a NaN)."""
+    if op.__class__ is Imm:
+        if op.text is None or (op.value and "NAN" in op.text) or op.neg or op.abs:
+            return None
+        from ptx2sass.encoder.sass_text import float_value
+        v = float_value(op)
+        if v != v:
+            return None
+        return (lambda t: v), None
+    if op.__class__ is not Reg or op.file != "R" or op.inv or op.suffix:
+        return None
+    keep = 0x7FFFFFFFFFFFFFFF if op.abs else M64
+    flip = 1 << 63 if op.neg else 0
+    raw = x.pair(op.index)
+    return (lambda t: _UNPACK_D(_PACK_Q((raw(t) & keep) ^ flip))[0]), raw
+
+
+def _f64_out(r: float, raws, t) -> int:
+    """ops_float._f64_result's bits of `r`: a NaN takes the last NaN register source's bits
+    (c, b, then a), quieted, else the default NaN."""
+    if r == r:
+        return _UNPACK_Q(_PACK_D(r))[0]
+    for raw in reversed(raws):
+        if raw is not None:
+            v = raw(t)
+            if v & _F64_EXP == _F64_EXP and v & _F64_FRAC:
+                return v | _F64_QUIET
+    return _F64_DEFAULT_NAN
+
+
+def _f64_form(step, x, arity: int, modes):
+    """(sources, raw readers, low and high destination writers) of a DFMA/DMUL whose rounding
+    mode is in `modes`, or None."""
+    ins = step.ins
+    ops = ins.operands
+    if len(ops) != arity + 1 or set(ins.modifiers) - set(modes):
+        return None
+    dop = ops[0]
+    if dop.__class__ is not Reg or dop.file != "R" or dop.suffix:
+        return None
+    srcs = [_f64_source(op, x) for op in ops[1:]]
+    if None in srcs:
+        return None
+    lo = x.dst(dop)
+    hi = x.dst(Reg("R", dop.index + 1)) if dop.index != 255 else None
+    if lo is None or (dop.index != 255 and hi is None):
+        return None
+    return [s[0] for s in srcs], [s[1] for s in srcs], lo, hi
+
+
+@form("DFMA")
+def _dfma(step, fallback, x):
+    """DFMA with a float immediate among its sources (emu/single_lane.py's form takes register
+    pairs only): fp.fma64 of the doubles (ops_float.op_dfma's one-lane path), the bits as
+    `_f64_result` writes them."""
+    from .fp import fma64, mode_of
+    got = _f64_form(step, x, 3, ("RN", "RZ", "RM", "RP"))
+    if got is None:
+        return None
+    (fa, fb, fc), raws, lo, hi = got
+    mode = mode_of(step.ins.modifiers)
+
+    def dfma(t, s, active, mask):
+        out = _f64_out(fma64(fa(t), fb(t), fc(t), mode), raws, t)
+        lo(t, out & M32, mask)
+        if hi is not None:
+            hi(t, out >> 32, mask)
+    return dfma
+
+
+@form("DMUL")
+def _dmul(step, fallback, x):
+    """DMUL (round to nearest): the IEEE product of the two doubles, which Python's float
+    multiplication is (ops_float.op_dmul: NumPy's), the bits as `_f64_result` writes them."""
+    got = _f64_form(step, x, 2, ("RN",))
+    if got is None:
+        return None
+    (fa, fb), raws, lo, hi = got
+
+    def dmul(t, s, active, mask):
+        out = _f64_out(fa(t) * fb(t), raws, t)
+        lo(t, out & M32, mask)
+        if hi is not None:
+            hi(t, out >> 32, mask)
+    return dmul
+
+
+def _mufu64h(step, fallback, x):
+    """MUFU.RCP64H/RSQ64H of a register as ops_float.op_mufu: the source word the high word
+    of a double (a subnormal one flushed to a zero of its sign), 1/x or 1/sqrt(x) in FP64,
+    its high word rounded as `RCP64H_ROUNDING` says, a subnormal result flushed, NaN 0x7fffffff."""
+    from . import ops_float
+    ins = step.ins
+    d_op, a_op = ins.operands
+    if a_op.__class__ is not Reg or a_op.file not in ("R", "UR") or a_op.inv or a_op.neg or a_op.abs \
+            or a_op.suffix:
+        return None
+    d, a = x.dst(d_op), x.src(a_op, neg=False)
+    if d is None or a is None:
+        return None
+    rcp = ins.modifiers[0] == "RCP64H"
+
+    def mufu64h(t, s, active, mask):
+        h = a(t)
+        if not h & 0x7FF00000:
+            h &= 0x80000000
+        v = _UNPACK_D(_PACK_Q(h << 32))[0]
+        if v == 0:
+            y = math.copysign(math.inf, v)
+        elif rcp:
+            y = 1.0 / v
+        else:
+            y = math.nan if v < 0 else 1.0 / math.sqrt(v)
+        if y != y:
+            out = 0x7FFFFFFF
+        else:
+            yb = _UNPACK_Q(_PACK_D(y))[0]
+            if ops_float.RCP64H_ROUNDING == "extra4" and y - y == 0:
+                yb += 1 << 27
+            out = yb >> 32 & M32
+            if not out & 0x7FF00000:
+                out &= 0x80000000
+        d(t, out, mask)
+    return mufu64h
+
+
+# --------------------------------------------------------------------------- IDP, FRND, F2F
+
+def _signed(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+@form("IDP")
+def _idp(step, fallback, x):
+    """IDP.4A/.2A (ops_int.op_idp): four byte products (two halfword-by-byte ones, of b's low
+    or `.HI` bytes), signed or unsigned as the type words say, summed with c as a signed
+    32-bit value, the low 32 bits of the sum."""
+    ins = step.ins
+    mods = ins.modifiers
+    types = [m for m in mods if m in ("S8", "U8", "S16", "U16")]
+    if len(ins.operands) != 4 or len(types) != 2 or set(mods) - {"4A", "2A", "HI", "LO", *types}:
+        return None
+    d = x.dst(ins.operands[0])
+    a, b, c = (x.src(op) for op in ins.operands[1:])
+    if None in (d, a, b, c):
+        return None
+    four = "4A" in mods
+    sa, sb = (types[0] == "S8", types[1] == "S8") if four else (types[0] == "S16", types[1] == "S8")
+    shift = 16 if "HI" in mods else 0
+
+    def idp(t, s, active, mask):
+        va, vb = a(t), b(t)
+        acc = _signed(c(t), 32)
+        if four:
+            for k in range(0, 32, 8):
+                ea, eb = va >> k & 0xFF, vb >> k & 0xFF
+                acc += (_signed(ea, 8) if sa else ea) * (_signed(eb, 8) if sb else eb)
+        else:
+            for j in range(2):
+                ea, eb = va >> (16 * j) & 0xFFFF, vb >> (shift + 8 * j) & 0xFF
+                acc += (_signed(ea, 16) if sa else ea) * (_signed(eb, 8) if sb else eb)
+        d(t, acc & M32, mask)
+    return idp
+
+
+_TO_INTEGRAL = {"RN": round, "RZ": math.trunc, "RM": math.floor, "RP": math.ceil}
+
+
+@form("FRND")
+def _frnd(step, fallback, x):
+    """FRND of an FP32 value (ops_float.op_frnd: `|.|`/`-`, FTZ's flush, NumPy's rounding to
+    an integral value in the instruction's mode, a zero keeping the source's sign); an
+    infinite or NaN source runs the handler."""
+    from .fp import mode_of
+    ins = step.ins
+    mods = set(ins.modifiers)
+    if len(ins.operands) != 2 or mods - {"FTZ", "RN", "RZ", "RM", "RP", "TRUNC", "FLOOR", "CEIL", "ROUND"}:
+        return None
+    d, a_op = ins.operands
+    w, a = x.dst(d), x.src(a_op, neg=False)
+    if w is None or a is None or a_op.__class__ is not Reg:
+        return None
+    keep = 0x7FFFFFFF if getattr(a_op, "abs", False) else M32
+    flip = 0x80000000 if getattr(a_op, "neg", False) else 0
+    ftz = "FTZ" in mods
+    fn = _TO_INTEGRAL[mode_of(ins.modifiers)]
+
+    def frnd(t, s, active, mask):
+        bits = (a(t) & keep) ^ flip
+        if ftz:
+            bits = _flush(bits)
+        if bits & _NAN == _NAN:
+            return fallback(t, s, active, mask)
+        v = f32_value(bits)
+        w(t, f32_bits(math.copysign(float(fn(v)), v)), mask)
+    return frnd
+
+
+@form("F2F")
+def _f2f(step, fallback, x):
+    """F2F.F64.F32 (ops_float.op_f2f): an FP32 number widened exactly, its register pair's
+    bits; a NaN source runs the handler."""
+    ins = step.ins
+    if ins.modifiers != ("F64", "F32") or len(ins.operands) != 2:
+        return None
+    d_op, a_op = ins.operands
+    if d_op.__class__ is not Reg or d_op.file != "R" or d_op.index >= 254 or d_op.suffix:
+        return None
+    lo, hi, a = x.dst(d_op), x.dst(Reg("R", d_op.index + 1)), x.src(a_op, neg=False)
+    if None in (lo, hi, a) or a_op.__class__ is not Reg:
+        return None
+    keep = 0x7FFFFFFF if getattr(a_op, "abs", False) else M32
+    flip = 0x80000000 if getattr(a_op, "neg", False) else 0
+
+    def f2f(t, s, active, mask):
+        bits = (a(t) & keep) ^ flip
+        if bits & _NAN == _NAN and bits & 0x7FFFFF:
+            return fallback(t, s, active, mask)
+        out = _UNPACK_Q(_PACK_D(f32_value(bits)))[0]
+        lo(t, out & M32, mask)
+        hi(t, out >> 32, mask)
+    return f2f
