@@ -597,3 +597,117 @@ def _f2f(step, fallback, x):
         lo(t, out & M32, mask)
         hi(t, out >> 32, mask)
     return f2f
+
+
+# --------------------------------------------------------------------------- FCHK, I2FP, FMUL, VOTEU
+
+def _plain_reg(op) -> bool:
+    return op.__class__ is Reg and op.file in ("R", "UR") and not (op.neg or op.abs or op.inv or op.suffix)
+
+
+@form("FCHK")
+def _fchk(step, fallback, x):
+    """FCHK Pd, a, b (ops_float.op_fchk): true unless b's biased exponent is 1..252 and a is
+    a zero or has a biased exponent 25..252 within (-125, 126) of b's."""
+    ins = step.ins
+    if ins.modifiers or len(ins.operands) != 3:
+        return None
+    pd, a_op, b_op = ins.operands
+    p, a, b = x.dst_pred(pd), x.src(a_op, neg=False), x.src(b_op, neg=False)
+    if None in (p, a, b) or not (_plain_reg(a_op) and _plain_reg(b_op)):
+        return None
+
+    def fchk(t, s, active, mask):
+        va, vb = a(t), b(t)
+        ea, eb = va >> 23 & 0xFF, vb >> 23 & 0xFF
+        ok = 1 <= eb <= 252 and (not va & 0x7FFFFFFF or (25 <= ea <= 252 and -125 < ea - eb < 126))
+        p(t, not ok, mask)
+    return fchk
+
+
+@form("I2FP")
+def _i2fp(step, fallback, x):
+    """I2FP.F32.U32/.S32 (ops_float._i2f): the 32-bit integer, exact in FP64, rounded to FP32
+    to nearest."""
+    ins = step.ins
+    mods = set(ins.modifiers)
+    if len(ins.operands) != 2 or mods - {"F32", "RN"} - {"U32", "S32"} or len(mods & {"U32", "S32"}) != 1:
+        return None
+    d_op, a_op = ins.operands
+    d, a = x.dst(d_op), x.src(a_op, neg=False)
+    if d is None or a is None or not _plain_reg(a_op):
+        return None
+    signed = "S32" in mods
+
+    def i2fp(t, s, active, mask):
+        v = a(t)
+        if signed and v >> 31:
+            v -= 1 << 32
+        d(t, f32_bits(float(v)), mask)
+    return i2fp
+
+
+@form("FMUL")
+def _fmul_rz(step, fallback, x):
+    """FMUL.RZ (emu/single_lane.py's form rounds to nearest only): fp.fmul32 on one value:
+    the product exact in FP64, rounded to FP32 to nearest and one step back towards zero
+    where that went past it (fp.narrow_f64; an overflow to infinity becomes the largest
+    finite value), FTZ flushing sources and result."""
+    from .fp import mode_of
+    ins = step.ins
+    mods = set(ins.modifiers)
+    mode = mode_of(ins.modifiers)
+    if len(ins.operands) != 3 or mode != "RZ" or mods - {"FTZ", mode}:
+        return None
+    d_op, a_op, b_op = ins.operands
+    d, a, b = x.dst(d_op), x.src(a_op, neg=False), x.src(b_op, neg=False)
+    if None in (d, a, b) or getattr(a_op, "inv", False) or getattr(b_op, "inv", False):
+        return None
+    (ka, fa), (kb, fb) = ((0x7FFFFFFF if getattr(op, "abs", False) else M32,
+                           0x80000000 if getattr(op, "neg", False) else 0) for op in (a_op, b_op))
+    ftz = "FTZ" in mods
+
+    def fmul(t, s, active, mask):
+        ba, bb = (a(t) & ka) ^ fa, (b(t) & kb) ^ fb
+        if ftz:
+            ba, bb = _flush(ba), _flush(bb)
+        p = f32_value(ba) * f32_value(bb)
+        r = f32_bits(p)
+        back = f32_value(r)
+        if abs(back) > abs(p):
+            r -= 1
+        d(t, _flush(r) if ftz else r, mask)
+    return fmul
+
+
+@form("VOTEU")
+def _voteu(step, fallback, x):
+    """VOTEU.ALL/ANY/EQ of the one thread, unguarded (ops_warp.op_vote): the ballot (1 where
+    the predicate holds) to each uniform register destination, the vote to each uniform
+    predicate one."""
+    ins = step.ins
+    ops = ins.operands
+    kinds = [m for m in ins.modifiers if m in ("ALL", "ANY", "EQ")]
+    if step.guard is not None or len(kinds) != 1 or len(ins.modifiers) != 1 or len(ops) < 2:
+        return None
+    kind = kinds[0]
+    get = x.pred(ops[-1])
+    regs, preds = [], []
+    for d in ops[:-1]:
+        if d.__class__ is not Reg or d.suffix or d.file not in ("UR", "UP"):
+            return None
+        if d.file == "UR" and d.index != 255:
+            regs.append(d.index)
+        elif d.file == "UP" and d.index != 7:
+            preds.append(d.index)
+    if get is None:
+        return None
+
+    def voteu(t, s, active, mask):
+        ballot = 1 if get(t) else 0
+        result = ballot == 1 if kind == "ALL" else ballot != 0 if kind == "ANY" else True
+        for i in regs:
+            t.UR[i] = ballot
+        for i in preds:
+            t.UP[i] = result
+    return voteu

@@ -251,3 +251,30 @@ def test_one_thread_launches_match_the_machine(monkeypatch):
         assert got[0] == want[0] and got[1] == want[0], entry["name"]
         assert got[2] == want[1], f"{entry['name']}: budget {half}"
     assert len(handed) < len(ONE_THREAD) // 4, handed
+
+
+def test_fchk_form_at_exponent_edges():
+    """FCHK's form against the handler where its answer turns: b's biased exponent at 0, 1,
+    252, 253, 255; a's at 0 (a zero or a denormal), 24, 25, 252, 253; differences of -125,
+    -124, 125, 126 (random states rarely land there)."""
+    at = [(p, off) for p, off in FORMS if Launch(p, (1,), (1,), hazard_check=False).decoded.step(off).ins.opcode == "FCHK"]
+    if not at:
+        pytest.skip("no FCHK in the corpus")
+    program, off = at[0]
+    ins = Launch(program, (1,), (1,), hazard_check=False).decoded.step(off).ins
+    _, a_op, b_op = ins.operands
+    exps = sorted({0, 1, 24, 25, 26, 127, 128, 151, 152, 252, 253, 254, 255} | {e + d for e in (127, 128) for d in (-126, -125, -124, 124, 125, 126)})
+    checked = 0
+    for ea in exps:
+        for eb in exps:
+            for frac_a in (0, 1):
+                R = [0] * 256
+                R[a_op.index] = (ea << 23 | frac_a) | (0x80000000 if eb & 1 else 0)
+                R[b_op.index] = eb << 23 | 0x1234
+                state = (R, [False] * 7 + [True], [0] * 256, [False] * 7 + [True])
+                got = _by_scalar(program, off, state, 0)
+                assert got[0] != "off"
+                want = _by_handler(program, off, state, 0)
+                assert got[1] == want[1], (hex(R[a_op.index]), hex(R[b_op.index]))
+                checked += 1
+    assert checked > 500
