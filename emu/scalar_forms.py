@@ -131,6 +131,10 @@ def _cos(x: float):
     return np.cos(_turns(x) * 2 * math.pi)
 
 
+# the MUFU functions of a double's high word `_mufu64h` computes (a set: bench/emu_exec_paths.py
+# empties it to time the scalar path without them)
+MUFU64H = {"RCP64H", "RSQ64H"}
+
 # fn → (f, whether an input is in the domain where NumPy computes it without a warning)
 _LIBM = {
     "EX2": (np.exp2, lambda x: -math.inf < x < 1024.0),
@@ -147,7 +151,7 @@ def _mufu(step, fallback, x):
     denormal flushed, except for TANH) in FP64, NumPy's function of it, rounded to FP32 (a
     denormal flushed, except for TANH), a NaN the canonical one."""
     ins = step.ins
-    if ins.modifiers in (("RCP64H",), ("RSQ64H",)) and len(ins.operands) == 2:
+    if len(ins.modifiers) == 1 and ins.modifiers[0] in MUFU64H and len(ins.operands) == 2:
         return _mufu64h(step, fallback, x)
     if len(ins.modifiers) != 1 or ins.modifiers[0] not in _LIBM or len(ins.operands) != 2:
         return None
