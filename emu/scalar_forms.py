@@ -715,3 +715,43 @@ def _voteu(step, fallback, x):
         for i in preds:
             t.UP[i] = result
     return voteu
+
+
+_F2I_INTS = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True),
+             "U32": (32, False), "S32": (32, True)}
+
+
+@form("F2I")
+def _f2i(step, fallback, x):
+    """F2I of an FP32 value to a 32-bit or narrower integer (ops_float._f2i): `|.|`/`-`, FTZ's
+    flush, rounded to an integer in the instruction's mode, clamped to the type's range, a
+    NaN 0; the low 32 bits of the result."""
+    from .fp import mode_of
+    ins = step.ins
+    mods = set(ins.modifiers)
+    ints = [m for m in ins.modifiers if m in ("U8", "S8", "U16", "S16", "U32", "S32", "U64", "S64")]
+    if len(ins.operands) != 2 or len(ints) > 1 or (ints and ints[0] not in _F2I_INTS) \
+            or mods - {"F32", "FTZ", "NTZ", "RN", "RZ", "RM", "RP", "TRUNC", "FLOOR", "CEIL", "ROUND", *ints}:
+        return None
+    bits, signed = _F2I_INTS[ints[0] if ints else "S32"]
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    d_op, a_op = ins.operands
+    d, a = x.dst(d_op), x.src(a_op, neg=False)
+    if d is None or a is None or a_op.__class__ is not Reg or a_op.inv or a_op.suffix:
+        return None
+    keep = 0x7FFFFFFF if a_op.abs else M32
+    flip = 0x80000000 if a_op.neg else 0
+    ftz = "FTZ" in mods
+    fn = _TO_INTEGRAL[mode_of(ins.modifiers)]
+
+    def f2i(t, s, active, mask):
+        b = (a(t) & keep) ^ flip
+        if ftz:
+            b = _flush(b)
+        if b & _NAN == _NAN:
+            v = 0 if b & 0x7FFFFF else lo if b >> 31 else hi
+        else:
+            v = fn(f32_value(b))
+            v = lo if v <= lo else hi if v >= hi else v
+        d(t, v & M32, mask)
+    return f2i
