@@ -12,7 +12,7 @@ part-way ("handed off").
 
 `--without` leaves out the scalar path's fused runs and/or its BREV/VOTE/LDC/uniform forms
 (what the scalar path was before emufast34), and/or ("fp") emufast34b's FP64/IDP/FRND/F2F/
-FCHK/I2FP/FMUL.RZ/VOTEU forms (before emufast34b). `--cold NAME` times one-thread kernel NAME's execution run again and again (hot), right after
+FCHK/I2FP/FMUL.RZ/VOTEU/F2I/IMAD.HI/I2F forms (before emufast34b). `--cold NAME` times one-thread kernel NAME's execution run again and again (hot), right after
 the other one-thread launches ran (as in a corpus pass: the kernel's decoded steps and
 closures have left the caches), and right after touching 4 MB and 64 MB of memory.
 `--ab` alternates a pass with and without the scalar path's fused runs
@@ -58,8 +58,8 @@ def _without(what: set) -> None:
 
 
 # emufast34b's scalar forms (`--without fp`): DFMA with a float immediate, DMUL, MUFU.RCP64H/RSQ64H,
-# IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, VOTEU
-FP_FORMS = ("DFMA", "DMUL", "IDP", "FRND", "F2F", "FCHK", "I2FP", "FMUL", "VOTEU")
+# IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, VOTEU, F2I, IMAD.HI/.WIDE with carries, I2F
+FP_FORMS = ("DFMA", "DMUL", "IDP", "FRND", "F2F", "FCHK", "I2FP", "FMUL", "VOTEU", "F2I", "IMAD", "I2F")
 
 
 def paths(hz: bool, repeat: int, without: set = frozenset()) -> None:

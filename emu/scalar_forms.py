@@ -755,3 +755,117 @@ def _f2i(step, fallback, x):
             v = lo if v <= lo else hi if v >= hi else v
         d(t, v & M32, mask)
     return f2i
+
+
+# --------------------------------------------------------------------------- IMAD.HI/.WIDE with carries, I2F
+
+def _is_pred_reg(op) -> bool:
+    return op.__class__ is Reg and op.file in ("P", "UP")
+
+
+@form("IMAD")
+def _imad_carry(step, fallback, x):
+    """IMAD.HI/.WIDE with a carry out and/or in, or an inverted or negated c (emu/single_lane.py's
+    form takes neither): ops_int.op_imad's 64-bit adder, `-c` as ~c + 1 and `~c` as ~c, the
+    carry out that of the additions (.WIDE), or of the high word's (.HI)."""
+    ins = step.ins
+    mods = set(ins.modifiers)
+    if not mods & {"WIDE", "HI"} or mods - {"WIDE", "HI", "U32", "X"} or {"WIDE", "HI"} <= mods:
+        return None
+    d_op, *rest = ins.operands
+    pout = rest.pop(0) if rest and _is_pred_reg(rest[0]) else None
+    if len(rest) not in (3, 4) or d_op.__class__ is not Reg or d_op.file != "R" or d_op.suffix:
+        return None
+    a_op, b_op, c_op = rest[:3]
+    cin = rest[3] if len(rest) == 4 and "X" in mods else None
+    a, b = x.src(a_op), x.src(b_op)
+    if c_op.__class__ is Reg and c_op.file == "R" and not c_op.suffix:
+        c64 = x.pair(c_op.index)
+    elif c_op.__class__ is Imm:
+        cv = c_op.value & M64
+        c64 = lambda t: cv
+    else:
+        return None
+    pw = x.dst_pred(pout) if pout is not None else None
+    cf = x.pred(cin) if cin is not None else None
+    if None in (a, b, c64) or (pout is not None and pw is None) or (cin is not None and cf is None):
+        return None
+    wide = "WIDE" in mods
+    lo = x.dst(d_op)
+    hi = x.dst(Reg("R", d_op.index + 1)) if wide and d_op.index != 255 else None
+    if lo is None or (wide and d_op.index != 255 and hi is None):
+        return None
+    signed = "U32" not in mods
+    one = 1 if getattr(c_op, "neg", False) else 0
+    invert = bool(one or getattr(c_op, "inv", False))
+
+    def imad(t, s, active, mask):
+        va, vb = a(t), b(t)
+        if signed:
+            va = va - (1 << 32) if va >> 31 else va
+            vb = vb - (1 << 32) if vb >> 31 else vb
+        full = va * vb
+        c = c64(t)
+        if invert:
+            c = ~c & M64
+        carry = 1 if cf is not None and cf(t) else 0
+        if wide:
+            prod = full & M64
+            partial = (prod + c) & M64
+            plus = (partial + one) & M64
+            total = (plus + carry) & M64
+            out = partial < prod or plus < partial or total < plus
+            lo(t, total & M32, mask)
+            if hi is not None:
+                hi(t, total >> 32, mask)
+        else:
+            res = ((full >> 32) & M32) + (c >> 32) + ((full & M32) + (c & M32) + one >> 32) + carry
+            out = res >> 32 != 0
+            lo(t, res & M32, mask)
+        if pw is not None:
+            pw(t, out, mask)
+    return imad
+
+
+def _f32_step(bits: int, up: bool) -> int:
+    """The FP32 next to `bits` towards +inf (`up`) or -inf (np.nextafter on the bits)."""
+    if up:
+        return bits + 1 if not bits >> 31 else 0x00000001 if bits == 0x80000000 else bits - 1
+    return bits + 1 if bits >> 31 else 0x80000001 if bits == 0 else bits - 1
+
+
+@form("I2F")
+def _i2f(step, fallback, x):
+    """I2F of a 32-bit integer to FP32 (ops_float._i2f): the integer, exact in FP64, rounded to
+    FP32 in the instruction's mode (fp.narrow_f64: to nearest, then one step back where that
+    went past it on the mode's side)."""
+    from .fp import mode_of
+    ins = step.ins
+    mods = set(ins.modifiers)
+    ints = mods & {"U32", "S32"}
+    if len(ins.operands) != 2 or len(ints) > 1 or mods - {"F32", "RN", "RZ", "RM", "RP", *ints}:
+        return None
+    d_op, a_op = ins.operands
+    d, a = x.dst(d_op), x.src(a_op, neg=False)
+    if d is None or a is None or not _plain_reg(a_op):
+        return None
+    signed = "U32" not in mods
+    mode = mode_of(ins.modifiers)
+
+    def i2f(t, s, active, mask):
+        v = a(t)
+        if signed and v >> 31:
+            v -= 1 << 32
+        r = f32_bits(float(v))
+        back = f32_value(r)
+        if mode == "RZ":
+            if abs(back) > abs(v):
+                r -= 1
+        elif mode == "RM":
+            if back > v:
+                r = _f32_step(r, False)
+        elif mode == "RP":
+            if back < v:
+                r = _f32_step(r, True)
+        d(t, r, mask)
+    return i2f
