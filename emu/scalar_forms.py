@@ -259,6 +259,17 @@ def _prmt(step, fallback, x):
     return prmt
 
 
+def _sign_pred(op, x):
+    """x.pred(op), or for a register's `.SIGN` (`Lanes.pred`) f(t) → its sign bit (`!`: not)."""
+    if op.__class__ is Reg and op.file in ("R", "UR") and "SIGN" in op.suffix and not op.neg and not op.abs:
+        get = x.src(Reg(op.file, op.index), neg=False)
+        if get is None:
+            return None
+        inv = op.inv
+        return lambda t: not get(t) >> 31 if inv else bool(get(t) >> 31)
+    return x.pred(op)
+
+
 @form("PLOP3")
 def _plop3(step, fallback, x):
     """PLOP3.LUT Pd, Pd2, a, b, c, lut, lut2 (ops_int.op_plop3): both results from the
@@ -269,7 +280,7 @@ def _plop3(step, fallback, x):
             or ops[6].__class__ is not Imm:
         return None
     p1, p2 = x.dst_pred(ops[0]), x.dst_pred(ops[1])
-    a, b, c = x.pred(ops[2]), x.pred(ops[3]), x.pred(ops[4])
+    a, b, c = (_sign_pred(op, x) for op in ops[2:5])
     if None in (p1, p2, a, b, c):
         return None
     lut, lut2 = int(ops[5].value), int(ops[6].value)
@@ -869,3 +880,60 @@ def _i2f(step, fallback, x):
                 r = _f32_step(r, True)
         d(t, r, mask)
     return i2f
+
+
+# --------------------------------------------------------------------------- LEA
+
+@form("LEA")
+def _lea(step, fallback, x):
+    """LEA Rd[, Pc], a, b, sh[, Pcin] and LEA.HI Rd[, Pc], a, b[, c], sh[, Pcin] (ops_int.op_lea):
+    a (with c, or a's sign under .SX32, as its high word for .HI) shifted left by `sh`, the
+    low word (.HI: the high word) plus b (`-b` as ~b + 1) plus the carry in; the carry out."""
+    ins = step.ins
+    mods = set(ins.modifiers)
+    if mods - {"HI", "X", "SX32"}:
+        return None
+    ops = ins.operands
+    d_op, i, pouts = ops[0], 1, []
+    while i < len(ops) and _is_pred_reg(ops[i]) and len(ops) - i > 3:
+        pouts.append(ops[i])
+        i += 1
+    rest = list(ops[i:])
+    if "HI" in mods:
+        if len(rest) >= 4 and not _is_pred_reg(rest[3]) and rest[3].__class__ is Imm:
+            a_op, b_op, c_op, sh_op, tail = rest[0], rest[1], rest[2], rest[3], rest[4:]
+        else:
+            a_op, b_op, c_op, sh_op, tail = rest[0], rest[1], None, rest[2], rest[3:]
+    else:
+        a_op, b_op, c_op, sh_op, tail = rest[0], rest[1], None, rest[2], rest[3:]
+    if sh_op.__class__ is not Imm or getattr(b_op, "inv", False) or len(pouts) > 1 or len(tail) > 1:
+        return None
+    cin = tail[0] if "X" in mods and tail else None
+    d = x.dst(d_op)
+    a, b = x.src(a_op), x.src(b_op, neg=False)
+    c = x.src(c_op) if c_op is not None else None
+    pw = x.dst_pred(pouts[0]) if pouts else None
+    cf = x.pred(cin) if cin is not None else None
+    if None in (d, a, b) or (c_op is not None and c is None) or (pouts and pw is None) \
+            or (cin is not None and cf is None):
+        return None
+    sh = int(sh_op.value) & 31
+    bneg = getattr(b_op, "neg", False)
+    hi_mode = "HI" in mods
+    sx = "SX32" in mods
+
+    def lea(t, s, active, mask):
+        va = a(t)
+        vb = b(t)
+        if bneg:
+            vb = (~vb & M32) + 1
+        if hi_mode:
+            high = c(t) if c is not None else (M32 if sx and va >> 31 else 0)
+            part = ((high << 32 | va) << sh >> 32) & M32 if sh else high
+        else:
+            part = (va << sh) & M32
+        total = part + vb + (1 if cf is not None and cf(t) else 0)
+        d(t, total & M32, mask)
+        if pw is not None:
+            pw(t, total >> 32 != 0, mask)
+    return lea

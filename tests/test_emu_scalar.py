@@ -278,3 +278,31 @@ def test_fchk_form_at_exponent_edges():
                 assert got[1] == want[1], (hex(R[a_op.index]), hex(R[b_op.index]))
                 checked += 1
     assert checked > 500
+
+
+WORD_EDGES = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
+
+
+def _opcode(form) -> str:
+    return Launch(form[0], (1,), (1,), hazard_check=False).decoded.step(form[1]).ins.opcode
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if _opcode(f) in ("LEA", "IMAD")],
+                         ids=lambda f: f"{f[0].name}@{f[1]:x}")
+def test_carry_forms_on_edge_words(form):
+    """The LEA and IMAD forms (.HI/.WIDE with carries among them) against the handler with every register a word at the
+    edges of the adder (all ones, the sign bit, 0, 1): the carries in and out that random
+    words rarely make."""
+    program, off = form
+    ins = Launch(program, (1,), (1,), hazard_check=False).decoded.step(off).ins
+    for seed in range(96):
+        rng = np.random.default_rng([seed, off, 3])
+        R = [WORD_EDGES[i] for i in rng.integers(0, len(WORD_EDGES), 256)]
+        R[255] = 0
+        P = [bool(b) for b in rng.integers(0, 2, 8)]
+        P[7] = True
+        state = (R, P, [0] * 256, [False] * 7 + [True])
+        got = _by_scalar(program, off, state, seed)
+        assert got[0] != "off", ins.mnemonic
+        want = _by_handler(program, off, state, seed)
+        assert got[:2] == want[:2], (ins.mnemonic, seed)
