@@ -58,9 +58,11 @@ def _without(what: set) -> None:
 
 
 # emufast34b's scalar forms (`--without fp`): DFMA with a float immediate, DMUL, MUFU.RCP64H/RSQ64H,
-# IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, VOTEU, F2I, IMAD.HI/.WIDE with carries, I2F, LEA
+# IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, VOTEU, F2I, IMAD.HI/.WIDE with carries, I2F, LEA,
+# FADD/FFMA in a directed mode
 # (PLOP3 on a register's .SIGN, inside the older PLOP3 form, stays)
-FP_FORMS = ("DFMA", "DMUL", "IDP", "FRND", "F2F", "FCHK", "I2FP", "FMUL", "VOTEU", "F2I", "IMAD", "I2F", "LEA")
+FP_FORMS = ("DFMA", "DMUL", "IDP", "FRND", "F2F", "FCHK", "I2FP", "FMUL", "VOTEU", "F2I", "IMAD", "I2F", "LEA",
+            "FADD", "FFMA")
 
 
 def paths(hz: bool, repeat: int, without: set = frozenset()) -> None:

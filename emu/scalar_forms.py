@@ -937,3 +937,77 @@ def _lea(step, fallback, x):
         if pw is not None:
             pw(t, total >> 32 != 0, mask)
     return lea
+
+
+# --------------------------------------------------------------------------- FADD/FFMA in a directed mode
+
+def _narrow_directed(s: float, mode: str) -> int:
+    """fp.narrow_f64 of one FP64 value in RZ/RM/RP, as FP32 bits: rounded to nearest, then
+    one step back where that went past `s` on the mode's side."""
+    r = f32_bits(s)
+    back = f32_value(r)
+    if mode == "RZ":
+        if abs(back) > abs(s):
+            r -= 1
+    elif mode == "RM":
+        if back > s:
+            r = _f32_step(r, False)
+    elif back < s:
+        r = _f32_step(r, True)
+    return r
+
+
+def _directed(step, x, arity: int):
+    """f(t) → the FP32 bits of FADD (arity 2) or FFMA (3) in RZ/RM/RP as fp.fadd32/ffma32
+    compute them: `|.|`/`-` and FTZ's flush on the sources, the exact product, the sum rounded
+    to odd in FP64 (fp._sum_rto, add_rto's one-lane form), an exact zero sum's sign in RM
+    (fp.zero_sum_sign), the directed narrowing, FTZ's flush of the result, NaN canonical."""
+    from .fp import _sum_rto, mode_of
+    ins = step.ins
+    mods = set(ins.modifiers)
+    mode = mode_of(ins.modifiers)
+    if len(ins.operands) != arity + 1 or mode == "RN" or mods - {"FTZ", mode}:
+        return None
+    srcs = []
+    for op in ins.operands[1:]:
+        f = x.src(op, neg=False)
+        if f is None or getattr(op, "inv", False):
+            return None
+        srcs.append((f, 0x7FFFFFFF if getattr(op, "abs", False) else M32, 0x80000000 if getattr(op, "neg", False) else 0))
+    ftz = "FTZ" in mods
+
+    def value(t):
+        vals = []
+        for f, keep, flip in srcs:
+            b = (f(t) & keep) ^ flip
+            vals.append(f32_value(_flush(b) if ftz else b))
+        if arity == 3:
+            p, c = vals[0] * vals[1], vals[2]
+        else:
+            p, c = vals
+        s = _sum_rto(p, c)
+        if mode == "RM" and s == 0 and not (p == 0 and c == 0 and math.copysign(1, p) > 0 < math.copysign(1, c)):
+            s = -0.0
+        r = _narrow_directed(s, mode)
+        if r & _NAN == _NAN and r & 0x7FFFFF:
+            return 0x7FFFFFFF
+        return _flush(r) if ftz else r
+    return value
+
+
+@form("FADD")
+def _fadd_directed(step, fallback, x):
+    """FADD.RZ/.RM/.RP (emu/single_lane.py's form rounds to nearest only): `_directed`."""
+    d, value = x.dst(step.ins.operands[0]), _directed(step, x, 2)
+    if d is None or value is None:
+        return None
+    return lambda t, s, active, mask: d(t, value(t), mask)
+
+
+@form("FFMA")
+def _ffma_directed(step, fallback, x):
+    """FFMA.RZ/.RM/.RP (emu/single_lane.py's form rounds to nearest only): `_directed`."""
+    d, value = x.dst(step.ins.operands[0]), _directed(step, x, 3)
+    if d is None or value is None:
+        return None
+    return lambda t, s, active, mask: d(t, value(t), mask)

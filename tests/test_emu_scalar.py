@@ -306,3 +306,28 @@ def test_carry_forms_on_edge_words(form):
         assert got[0] != "off", ins.mnemonic
         want = _by_handler(program, off, state, seed)
         assert got[:2] == want[:2], (ins.mnemonic, seed)
+
+
+ZERO_SUM_WORDS = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x00000001, 0x80000001, 0x7F800000]
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if _opcode(f) in ("FADD", "FFMA") and
+                                  {"RZ", "RM", "RP"} & set(Launch(f[0], (1,), (1,), hazard_check=False).decoded.step(f[1]).ins.modifiers)],
+                         ids=lambda f: f"{f[0].name}@{f[1]:x}")
+def test_directed_add_forms_on_zero_sums(form):
+    """FADD/FFMA's directed-rounding forms against the handler where the sum is an exact zero
+    (x + -x, +0 + -0, 1 * -1 + 1: its sign turns on the mode) or an infinity: every register
+    source each of a few words."""
+    import itertools
+    program, off = form
+    ins = Launch(program, (1,), (1,), hazard_check=False).decoded.step(off).ins
+    regs = sorted({op.index for op in ins.operands[1:] if op.__class__.__name__ == "Reg" and op.file == "R" and op.index != 255})
+    for words in itertools.product(ZERO_SUM_WORDS, repeat=len(regs)):
+        R = [0] * 256
+        for i, v in zip(regs, words):
+            R[i] = v
+        state = (R, [False] * 7 + [True], [0] * 256, [False] * 7 + [True])
+        got = _by_scalar(program, off, state, 0)
+        assert got[0] != "off", ins.mnemonic
+        want = _by_handler(program, off, state, 0)
+        assert got[0] == want[0], (ins.mnemonic, [hex(w) for w in words])

@@ -52,10 +52,10 @@ def test_zluda_kernels_run_without_a_machine(monkeypatch):
 
 # emufast34b's forms (emu/scalar_forms.py): DFMA with a float immediate, DMUL, MUFU.RCP64H and
 # .RSQ64H, IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, F2I, IMAD.HI/.WIDE with carries, I2F, LEA,
-# PLOP3 on a register's .SIGN (atom_add, whose VOTEU.ANY has a form now, still hands its ATOM to a
+# PLOP3 on a register's .SIGN, FADD/FFMA in RZ/RM/RP (atom_add, whose VOTEU.ANY has a form now, still hands its ATOM to a
 # machine)
 FP_KERNELS = ("rcp_f64", "rsqrt", "cvt_rni", "cvt_rzi", "dp4a", "dp2a", "cvt_f64_f32", "div_ftz", "uint_to_fp_bf16",
-              "cvt_s32_f32", "cvt_rni_u16_f32", "rem", "sin", "cos", "mul_hi", "add_s32_sat")
+              "cvt_s32_f32", "cvt_rni_u16_f32", "rem", "sin", "cos", "mul_hi", "add_s32_sat", "call_rnd", "div_noftz")
 
 
 @pytest.mark.skipif(not _zluda(FP_KERNELS), reason="no ZLUDA corpus")
