@@ -8,14 +8,15 @@ part-way ("handed off").
 
     .venv/bin/python bench/emu_exec_paths.py [--hazards] [--repeat 6] [--without runs,forms]
     .venv/bin/python bench/emu_exec_paths.py --cold add [--others 150] [--without runs,forms]
-    .venv/bin/python bench/emu_exec_paths.py --ab runs|forms [--pairs 20] [--hazards]
+    .venv/bin/python bench/emu_exec_paths.py --ab runs|forms|fp [--pairs 20] [--hazards]
 
 `--without` leaves out the scalar path's fused runs and/or its BREV/VOTE/LDC/uniform forms
-(what the scalar path was before emufast34). `--cold NAME` times one-thread kernel NAME's execution run again and again (hot), right after
+(what the scalar path was before emufast34), and/or ("fp") emufast34b's FP64/IDP/FRND/F2F/
+FCHK/I2FP/FMUL.RZ/VOTEU/F2I/IMAD.HI/I2F forms (before emufast34b). `--cold NAME` times one-thread kernel NAME's execution run again and again (hot), right after
 the other one-thread launches ran (as in a corpus pass: the kernel's decoded steps and
 closures have left the caches), and right after touching 4 MB and 64 MB of memory.
 `--ab` alternates a pass with and without the scalar path's fused runs
-(emu/scalar_runs.py) or its BREV/VOTE/LDC/uniform forms, in one process: each pass's
+(emu/scalar_runs.py), its BREV/VOTE/LDC/uniform forms or emufast34b's forms ("fp"), in one process: each pass's
 execution CPU time (best of 3), median over `--pairs` pairs and how often "on" was faster.
 """
 from __future__ import annotations
@@ -50,6 +51,18 @@ def _without(what: set) -> None:
         scalar.UNIFORM.clear()
         for k in ("BREV", "VOTE", "LDC"):
             scalar_forms.FORMS.pop(k, None)
+    if "fp" in what:
+        for k in FP_FORMS:
+            scalar_forms.FORMS.pop(k, None)
+        scalar_forms.MUFU64H.clear()
+
+
+# emufast34b's scalar forms (`--without fp`): DFMA with a float immediate, DMUL, MUFU.RCP64H/RSQ64H,
+# IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, VOTEU, F2I, IMAD.HI/.WIDE with carries, I2F, LEA,
+# FADD/FFMA in a directed mode
+# (PLOP3 on a register's .SIGN, inside the older PLOP3 form, stays)
+FP_FORMS = ("DFMA", "DMUL", "IDP", "FRND", "F2F", "FCHK", "I2FP", "FMUL", "VOTEU", "F2I", "IMAD", "I2F", "LEA",
+            "FADD", "FFMA")
 
 
 def paths(hz: bool, repeat: int, without: set = frozenset()) -> None:
@@ -165,10 +178,18 @@ def ab(what: str, pairs: int, hz: bool) -> None:
         run(self)
         spent[0] += time.process_time_ns() - t
     uniform, own = dict(scalar.UNIFORM), {k: scalar_forms.FORMS[k] for k in ("BREV", "VOTE", "LDC")}
+    fp, fp64h = {k: scalar_forms.FORMS[k] for k in FP_FORMS}, set(scalar_forms.MUFU64H)
 
     def switch(on: bool) -> None:
         if what == "runs":
             scalar_runs.MAX_RUN = 64 if on else 0
+        elif what == "fp":
+            for k in fp:
+                scalar_forms.FORMS.pop(k, None)
+            scalar_forms.MUFU64H.clear()
+            if on:
+                scalar_forms.FORMS.update(fp)
+                scalar_forms.MUFU64H.update(fp64h)
         else:
             scalar.UNIFORM.clear()
             for k in own:
@@ -178,7 +199,7 @@ def ab(what: str, pairs: int, hz: bool) -> None:
                 scalar_forms.FORMS.update(own)
         for _, program in progs:
             program._decoded.__dict__.pop("scalar_runs", None)
-            if what == "forms":
+            if what in ("forms", "fp"):
                 program._decoded.__dict__.pop("scalar", None)
         for _ in range(2):
             for entry, program in progs:
@@ -213,9 +234,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=6)
     ap.add_argument("--cold", metavar="KERNEL")
     ap.add_argument("--others", type=int, default=150)
-    ap.add_argument("--ab", choices=("runs", "forms"))
+    ap.add_argument("--ab", choices=("runs", "forms", "fp"))
     ap.add_argument("--pairs", type=int, default=20)
-    ap.add_argument("--without", default="", help="runs,forms: leave these out")
+    ap.add_argument("--without", default="", help="runs,forms,fp: leave these out")
     args = ap.parse_args(argv)
     without = set(filter(None, args.without.split(",")))
     if args.cold:

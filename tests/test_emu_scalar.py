@@ -251,3 +251,83 @@ def test_one_thread_launches_match_the_machine(monkeypatch):
         assert got[0] == want[0] and got[1] == want[0], entry["name"]
         assert got[2] == want[1], f"{entry['name']}: budget {half}"
     assert len(handed) < len(ONE_THREAD) // 4, handed
+
+
+def test_fchk_form_at_exponent_edges():
+    """FCHK's form against the handler where its answer turns: b's biased exponent at 0, 1,
+    252, 253, 255; a's at 0 (a zero or a denormal), 24, 25, 252, 253; differences of -125,
+    -124, 125, 126 (random states rarely land there)."""
+    at = [(p, off) for p, off in FORMS if Launch(p, (1,), (1,), hazard_check=False).decoded.step(off).ins.opcode == "FCHK"]
+    if not at:
+        pytest.skip("no FCHK in the corpus")
+    program, off = at[0]
+    ins = Launch(program, (1,), (1,), hazard_check=False).decoded.step(off).ins
+    _, a_op, b_op = ins.operands
+    exps = sorted({0, 1, 24, 25, 26, 127, 128, 151, 152, 252, 253, 254, 255} | {e + d for e in (127, 128) for d in (-126, -125, -124, 124, 125, 126)})
+    checked = 0
+    for ea in exps:
+        for eb in exps:
+            for frac_a in (0, 1):
+                R = [0] * 256
+                R[a_op.index] = (ea << 23 | frac_a) | (0x80000000 if eb & 1 else 0)
+                R[b_op.index] = eb << 23 | 0x1234
+                state = (R, [False] * 7 + [True], [0] * 256, [False] * 7 + [True])
+                got = _by_scalar(program, off, state, 0)
+                assert got[0] != "off"
+                want = _by_handler(program, off, state, 0)
+                assert got[1] == want[1], (hex(R[a_op.index]), hex(R[b_op.index]))
+                checked += 1
+    assert checked > 500
+
+
+WORD_EDGES = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF]
+
+
+def _opcode(form) -> str:
+    return Launch(form[0], (1,), (1,), hazard_check=False).decoded.step(form[1]).ins.opcode
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if _opcode(f) in ("LEA", "IMAD")],
+                         ids=lambda f: f"{f[0].name}@{f[1]:x}")
+def test_carry_forms_on_edge_words(form):
+    """The LEA and IMAD forms (.HI/.WIDE with carries among them) against the handler with every register a word at the
+    edges of the adder (all ones, the sign bit, 0, 1): the carries in and out that random
+    words rarely make."""
+    program, off = form
+    ins = Launch(program, (1,), (1,), hazard_check=False).decoded.step(off).ins
+    for seed in range(96):
+        rng = np.random.default_rng([seed, off, 3])
+        R = [WORD_EDGES[i] for i in rng.integers(0, len(WORD_EDGES), 256)]
+        R[255] = 0
+        P = [bool(b) for b in rng.integers(0, 2, 8)]
+        P[7] = True
+        state = (R, P, [0] * 256, [False] * 7 + [True])
+        got = _by_scalar(program, off, state, seed)
+        assert got[0] != "off", ins.mnemonic
+        want = _by_handler(program, off, state, seed)
+        assert got[:2] == want[:2], (ins.mnemonic, seed)
+
+
+ZERO_SUM_WORDS = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x00000001, 0x80000001, 0x7F800000]
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if _opcode(f) in ("FADD", "FFMA") and
+                                  {"RZ", "RM", "RP"} & set(Launch(f[0], (1,), (1,), hazard_check=False).decoded.step(f[1]).ins.modifiers)],
+                         ids=lambda f: f"{f[0].name}@{f[1]:x}")
+def test_directed_add_forms_on_zero_sums(form):
+    """FADD/FFMA's directed-rounding forms against the handler where the sum is an exact zero
+    (x + -x, +0 + -0, 1 * -1 + 1: its sign turns on the mode) or an infinity: every register
+    source each of a few words."""
+    import itertools
+    program, off = form
+    ins = Launch(program, (1,), (1,), hazard_check=False).decoded.step(off).ins
+    regs = sorted({op.index for op in ins.operands[1:] if op.__class__.__name__ == "Reg" and op.file == "R" and op.index != 255})
+    for words in itertools.product(ZERO_SUM_WORDS, repeat=len(regs)):
+        R = [0] * 256
+        for i, v in zip(regs, words):
+            R[i] = v
+        state = (R, [False] * 7 + [True], [0] * 256, [False] * 7 + [True])
+        got = _by_scalar(program, off, state, 0)
+        assert got[0] != "off", ins.mnemonic
+        want = _by_handler(program, off, state, 0)
+        assert got[0] == want[0], (ins.mnemonic, [hex(w) for w in words])

@@ -50,6 +50,26 @@ def test_zluda_kernels_run_without_a_machine(monkeypatch):
     assert made == []
 
 
+# emufast34b's forms (emu/scalar_forms.py): DFMA with a float immediate, DMUL, MUFU.RCP64H and
+# .RSQ64H, IDP, FRND, F2F.F64.F32, FCHK, I2FP, FMUL.RZ, F2I, IMAD.HI/.WIDE with carries, I2F, LEA,
+# PLOP3 on a register's .SIGN, FADD/FFMA in RZ/RM/RP (atom_add, whose VOTEU.ANY has a form now, still hands its ATOM to a
+# machine)
+FP_KERNELS = ("rcp_f64", "rsqrt", "cvt_rni", "cvt_rzi", "dp4a", "dp2a", "cvt_f64_f32", "div_ftz", "uint_to_fp_bf16",
+              "cvt_s32_f32", "cvt_rni_u16_f32", "rem", "sin", "cos", "mul_hi", "add_s32_sat", "call_rnd", "div_noftz")
+
+
+@pytest.mark.skipif(not _zluda(FP_KERNELS), reason="no ZLUDA corpus")
+def test_fp64_idp_frnd_kernels_run_without_a_machine(monkeypatch):
+    made = _machines(monkeypatch)
+    programs = _zluda(FP_KERNELS)
+    assert {e["name"] for e, _ in programs} == set(FP_KERNELS)
+    for entry, program in programs:
+        for _ in range(3):
+            outcome = testing.run_zluda(entry, program=program)
+            assert outcome.passed, (entry["name"], outcome.reason)
+    assert made == []
+
+
 # A constant table whose loads need the width and the extension right: ptxas reads it with
 # LDC.U16 / LDC.S8 / LDC.U8 (and the 32/64-bit words as constant operands).
 TABLE = bytes([0x01, 0x80, 0xFF, 0x7F, 0x34, 0x92, 0xFE, 0xFF, 0x78, 0x56, 0x34, 0x92, 0xEF, 0xCD, 0xAB, 0x89])
