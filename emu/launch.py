@@ -164,8 +164,10 @@ def _stack_window(program: KernelProgram, stack_bytes) -> tuple[int, int]:
     frame counted inside the limit (a 0x10 frame under a limit of 16 passes ptxas's
     `ISETP.GE.U32 P0, PT, R1, R0` check). The window keeps the frame ptxas declares below
     that (so code that never checks, -O3's, has what it always had), and a kernel whose
-    known stack (`stack_need`) is larger than the limit gets its stack (the driver grows the
-    local memory for it: assumed, not measured)."""
+    known stack (`stack_need`) is larger than the limit gets its stack (measured: a 2048-byte
+    frame under the 1 KiB default ran with SR_LMEMHIOFF 2048 below c[0x0][0x28]; the driver
+    also kept the context's limit raised for later launches, which a per-launch emulator
+    does not model)."""
     stack = int(stack_bytes)
     if stack < 0:
         raise EmuFault(f"stack_bytes must not be negative, got {stack}", kernel=program.name)

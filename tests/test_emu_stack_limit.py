@@ -43,10 +43,12 @@ PROBE = """.version 8.0
 """
 
 
-def _probe_cubin() -> bytes:
-    """ptxas -O0's cubin of PROBE with the %smid read turned into a read of SR_LMEMHIOFF
-    (the special-register field, bits 72-79, copied from ptxas's own stack-check S2R)."""
-    built = oracle.ptxas(PROBE, "sm_90", ("-O0",), name="probe.ptx")
+def _probe_cubin(frame: int = 16) -> bytes:
+    """ptxas -O0's cubin of PROBE (its local array `frame` bytes) with the %smid read turned
+    into a read of SR_LMEMHIOFF (the special-register field, bits 72-79, copied from ptxas's
+    own stack-check S2R)."""
+    src = PROBE.replace("arr[16]", f"arr[{frame}]")
+    built = oracle.ptxas(src, "sm_90", ("-O0",), name="probe.ptx")
     assert built.ok, built.stderr
     cubin = bytearray(built.output)
     listing = oracle.nvdisasm(bytes(cubin))
@@ -75,6 +77,18 @@ def test_lmemhioff_is_the_limit_below_the_initial_stack_pointer(limit, expected)
     np.testing.assert_array_equal(sp_after_frame + 0x10 - floor, expected)
     # the initial stack pointer c[0x0][0x28] was 0xFFFCC0 for every limit
     np.testing.assert_array_equal(sp_after_frame + 0x10, 0xFFFCC0)
+
+
+@pytest.mark.parametrize("limit,expected", [(None, 2048), (300, 2048), (4096, 4096)])
+def test_a_frame_larger_than_the_limit_gets_its_stack(limit, expected):
+    """The same probe with a 2048-byte frame (a known stack over the 1 KiB default): on the
+    H200 the driver raised the limit to 2048 (SR_LMEMHIOFF = the stack pointer after the
+    frame), and a limit of 4096 stayed 4096."""
+    out = np.zeros((32, 4), np.uint32)
+    kw = {} if limit is None else {"stack_bytes": limit}
+    run(_probe_cubin(2048), "k2", 1, 32, [out], hazard_check=False, **kw)
+    np.testing.assert_array_equal(0xFFFCC0 - out[:, 0], expected)
+    np.testing.assert_array_equal(out[:, 1], 0xFFFCC0 - 2048)
 
 
 RECURSIVE = """.version 8.0
@@ -125,12 +139,15 @@ def _depths(n):
     return data
 
 
-def test_ptxas_debug_code_traps_past_the_default_stack():
-    """40 levels of a frame of over 64 bytes do not fit in 1 KiB: ptxas -g's check traps
-    (the GPU's behaviour: the check compares with SR_LMEMHIOFF) instead of running the
-    stack out of the local window."""
+@pytest.mark.parametrize("limit", [None, 4096])
+def test_ptxas_debug_code_traps_past_the_stack_limit(limit):
+    """40..71 levels of ptxas -g's 0x48-byte frame do not fit in 1 KiB nor in 4 KiB: its check
+    traps instead of running the stack out of the local window. On the H200 (the sm_90 build
+    of this program) both launches failed ("unspecified launch failure", 719), and under a
+    limit of 16384 gave n(n+1)/2."""
+    kw = {} if limit is None else {"stack_bytes": limit}
     with pytest.raises(EmuFault, match="trap"):
-        run(_cubins()["ptxas"], "k", 1, 32, [_depths(40)], hazard_check=False)
+        run(_cubins()["ptxas"], "k", 1, 32, [_depths(40 + np.arange(32))], hazard_check=False, **kw)
 
 
 @pytest.mark.parametrize("compiler", ["ptxas", "ours"])
