@@ -14,7 +14,12 @@ others). Surfaces are written back to DIR/<NAME>.bin.
 
 Thread-block clusters (sm_90+): `"cluster": [x, y, z]` launches the grid as clusters of that
 shape (emu.launch.run's `cluster`); without it a kernel declaring `.reqnctapercluster` runs
-with its shape, an `.explicitcluster` one as 1x1x1 clusters, any other without clusters."""
+with its shape, an `.explicitcluster` one as 1x1x1 clusters, any other without clusters.
+
+The stack: `"stack_bytes": N` is the per-thread stack limit the program sets with
+`cudaDeviceSetLimit(cudaLimitStackSize, N)` (emu.launch.run's `stack_bytes`; default 1024,
+the driver's): recursive code, whose stack ptxas cannot bound, traps or runs out of local
+memory past it, as on the GPU."""
 from __future__ import annotations
 
 import argparse
@@ -24,7 +29,7 @@ from pathlib import Path
 
 from .convergence import RECONVERGE_MODES
 from .errors import EmuFault
-from .launch import DEFAULT_BUDGET, SCALAR_FORMATS, Param, run_buffers
+from .launch import DEFAULT_BUDGET, DEFAULT_STACK_BYTES, SCALAR_FORMATS, Param, run_buffers
 from .loader import load_program
 
 
@@ -41,6 +46,8 @@ def _parse_launch(path: Path) -> dict:
         raise LaunchFileError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(spec, dict):
         raise LaunchFileError(f"{path}: expected a JSON object")
+    if "stack_bytes" in spec and not (isinstance(spec["stack_bytes"], int) and spec["stack_bytes"] >= 0):
+        raise LaunchFileError(f"{path}: 'stack_bytes' must be a non-negative integer")
     for key in ("grid", "block") + (("cluster",) if "cluster" in spec else ()):
         v = spec.get(key, [1, 1, 1])
         if not (isinstance(v, list) and 1 <= len(v) <= 3 and all(isinstance(x, int) and x > 0 for x in v)):
@@ -155,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                              objects=list(objects.values()),
                              textures={d["bind"]: objects[n] for n, d in (spec.get("textures") or {}).items()
                                        if "bind" in d},
-                             cluster=spec.get("cluster"))
+                             cluster=spec.get("cluster"),
+                             stack_bytes=spec.get("stack_bytes", DEFAULT_STACK_BYTES))
     except EmuFault as e:
         print(f"ptx2sass-emu: {e}", file=sys.stderr)
         return 1

@@ -529,16 +529,21 @@ class LocalLanes:
         self.lanes = lanes
 
     def _rows(self, pos, offsets, size):
+        """The window's offsets run from the launch's `local_base` up to the initial stack
+        pointer (launch.STACK_TOP); row columns count from `local_base`."""
         data = self.lanes.m.local_data
         offsets = offsets.astype(U64)
         check_alignment(offsets, size, "local")
-        over = offsets.astype(I64) + size > data.shape[1]
+        base = self.lanes.launch.local_base
+        cols = offsets.astype(I64) - base
+        over = (cols < 0) | (cols + size > data.shape[1])
         if over.any():
             a = int(offsets[np.argmax(over)])
             raise EmuFault(f"out-of-bounds {size}-byte local access at offset 0x{a:x} "
-                           f"(local memory is {data.shape[1]} bytes per thread)")
+                           f"(local memory is {data.shape[1]} bytes per thread, "
+                           f"0x{base:x}..0x{base + data.shape[1]:x})")
         rows = self.lanes.idx[np.asarray(pos)]
-        return data, rows[:, None], offsets[:, None].astype(I64) + np.arange(size)
+        return data, rows[:, None], cols[:, None] + np.arange(size)
 
     def load(self, pos: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
         data, rows, cols = self._rows(pos, offsets, size)

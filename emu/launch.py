@@ -20,7 +20,16 @@ from ptx2sass.encoder.model import ConstRef
 from .registry import VECTOR, load_all
 
 DEFAULT_BUDGET = 5_000_000        # warp-instructions per launch
-DEFAULT_LOCAL_BYTES = 1024        # per thread, on top of the kernel's declared frame
+# The per-thread stack limit (cudaLimitStackSize) a launch runs under unless told otherwise:
+# the driver's default, 1 KiB (cuCtxGetLimit on an H200, driver 580). The local window holds
+# the kernel's declared frame plus this much; SR_LMEMHIOFF is the lowest offset the stack may
+# reach (`stack_floor`).
+DEFAULT_STACK_BYTES = 1024
+# The initial stack pointer the driver writes to c[0x0][0x28]: 0xFFFCC0 on an H200 (driver
+# 580, sm_90; the same for every stack limit). The emulator's per-thread local window ends
+# there (`local_base` .. STACK_TOP), so a stack that overflows stays far above 0: ptxas's
+# unsigned `R1 >= SR_LMEMHIOFF` check then fires as on the GPU instead of R1 wrapping.
+STACK_TOP = 0xFFFCC0
 # The initial stack pointer (the per-thread local size, c[0x0][0x28]) is a multiple of 16, as
 # the driver's: ptxas's callers store 16-aligned stack structs with `STL.128 [R1]` (a 0x30
 # frame), and nvlink's kernel + callee frames (0x30 + 0x38) need not be (branch struct28).
@@ -147,15 +156,38 @@ def _dims(v) -> tuple[int, int, int]:
     return t
 
 
-def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge: str) -> dict:
+def _stack_window(program: KernelProgram, stack_bytes) -> tuple[int, int]:
+    """(local bytes per thread, the stack's floor in that window) for a stack limit of `stack_bytes`
+    (cudaLimitStackSize). Measured on an H200 (driver 580, sm_90): the driver rounds the
+    limit up to 16 bytes; SR_LMEMHIOFF = c[0x0][0x28] - the limit, whatever the kernel (a
+    kernel of known stack and one whose stack ptxas leaves unknown alike), the kernel's own
+    frame counted inside the limit (a 0x10 frame under a limit of 16 passes ptxas's
+    `ISETP.GE.U32 P0, PT, R1, R0` check). The window keeps the frame ptxas declares below
+    that (so code that never checks, -O3's, has what it always had), and a kernel whose
+    known stack (`stack_need`) is larger than the limit gets its stack (measured: a 2048-byte
+    frame under the 1 KiB default ran with SR_LMEMHIOFF 2048 below c[0x0][0x28]; the driver
+    also kept the context's limit raised for later launches, which a per-launch emulator
+    does not model)."""
+    stack = int(stack_bytes)
+    if stack < 0:
+        raise EmuFault(f"stack_bytes must not be negative, got {stack}", kernel=program.name)
+    stack = (stack + 15) // 16 * 16
+    local = (program.local_bytes + stack + 15) // 16 * 16
+    floor = local - max(stack, (program.stack_need + 15) // 16 * 16)
+    return local, max(floor, 0)
+
+
+def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge: str,
+           stack_bytes: int = DEFAULT_STACK_BYTES) -> dict:
     """A launch shape's checked facts (grid, block, threads per CTA, shared bytes, local
-    bytes per thread, register limit) as a Launch's attributes, kept on the program per
-    shape (a template: the same kernel is usually launched again and again with the same
-    few shapes)."""
+    bytes per thread and the stack's floor, register limit) as a Launch's attributes, kept
+    on the program per shape (a template: the same kernel is usually launched again and
+    again with the same few shapes)."""
     cache = program.__dict__.setdefault("_shapes", {})
     try:
         key = (grid if isinstance(grid, int) else tuple(grid), block if isinstance(block, int) else tuple(block),
-               dynamic_shared_bytes, reconverge, program.shared_bytes, program.local_bytes, program.regcount)
+               dynamic_shared_bytes, reconverge, program.shared_bytes, program.local_bytes, program.regcount,
+               program.stack_need, stack_bytes)
         got = cache.get(key)
     except TypeError:                   # unhashable dimensions: checked below, not kept
         key, got = None, None
@@ -172,8 +204,10 @@ def _shape(program: KernelProgram, grid, block, dynamic_shared_bytes, reconverge
     if shared_total > MAX_SHARED:
         raise EmuFault(f"{shared_total} bytes of shared memory exceed the {MAX_SHARED}-byte limit",
                        kernel=program.name)
+    local_bytes, stack_floor = _stack_window(program, stack_bytes)
     got = {"reconverge": reconverge, "grid": grid, "block": block, "threads_per_cta": threads,
-           "shared_total": shared_total, "local_bytes": (program.local_bytes + DEFAULT_LOCAL_BYTES + 15) // 16 * 16,
+           "shared_total": shared_total, "local_bytes": local_bytes,
+           "local_base": STACK_TOP - local_bytes, "stack_floor": STACK_TOP - local_bytes + stack_floor,
            "regcount_limit": 255 if program.regcount >= 255 else max(program.regcount, 1)}
     if key is not None:
         if len(cache) > 64:
@@ -214,14 +248,14 @@ class Launch:
 
     def __init__(self, program: KernelProgram, grid, block, dynamic_shared_bytes: int = 0,
                  budget: int = DEFAULT_BUDGET, hazard_check: bool = True, reconverge: str = "optimistic",
-                 cluster=None):
+                 cluster=None, stack_bytes: int = DEFAULT_STACK_BYTES):
         handlers, prepare = load_all()
         # "optimistic": lanes at the same PC run together (structured code reconverges at
         # once); "explicit": diverged lanes meet again only at BSYNC, WARPSYNC or a CTA
         # barrier, and collectives run apart are flagged (emu.convergence)
-        # reconverge, grid, block, threads_per_cta, shared_total, local_bytes, regcount_limit:
-        # as the shape's template has them
-        self.__dict__.update(_shape(program, grid, block, dynamic_shared_bytes, reconverge))
+        # reconverge, grid, block, threads_per_cta, shared_total, local_bytes, local_base,
+        # stack_floor, regcount_limit: as the shape's template has them
+        self.__dict__.update(_shape(program, grid, block, dynamic_shared_bytes, reconverge, stack_bytes))
         self.program = program
         self._cluster_shape(cluster)
         self.gmem = GlobalMemory()
@@ -503,7 +537,7 @@ class Launch:
         struct.pack_into("<3I", bank0, nctaid, *self.grid)
         struct.pack_into("<Q", bank0, 0x18, SHARED_WINDOW)   # sm_8x's cvta.shared reads it
         struct.pack_into("<Q", bank0, info.local_window_offset, LOCAL_WINDOW)
-        struct.pack_into("<I", bank0, info.stack_pointer_offset, self.local_bytes)
+        struct.pack_into("<I", bank0, info.stack_pointer_offset, self.local_base + self.local_bytes)
 
     def _driver_words(self, bank0: bytearray) -> None:
         """Launch facts the driver writes into constant bank 0 (the special registers
@@ -630,7 +664,8 @@ def _loaded(cubin, kernel: str | None, decoder) -> KernelProgram:
 def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_bytes: int = 0,
         budget: int = DEFAULT_BUDGET, hazard_check: bool = True, decoder=None,
         program: KernelProgram | None = None, reconverge: str = "optimistic",
-        timing=None, trace: bool = False, textures: dict | None = None, cluster=None) -> LaunchResult:
+        timing=None, trace: bool = False, textures: dict | None = None, cluster=None,
+        stack_bytes: int = DEFAULT_STACK_BYTES) -> LaunchResult:
     """Run `kernel` of `cubin` (bytes) on NumPy data.
 
     `params` holds, in order: NumPy arrays (passed as device pointers; their contents are
@@ -649,7 +684,8 @@ def run(cubin, kernel: str | None, grid, block, params: list, *, dynamic_shared_
     A cubin passed again is not parsed and decoded again (`_loaded`; `forget_programs`)."""
     if program is None:
         program = _loaded(cubin, kernel, decoder)
-    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster)
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster,
+                    stack_bytes)
     _attach_timing(launch, hazard_check, trace, timing)
     for name, obj in (textures or {}).items():
         launch.bind(name, obj)
@@ -709,13 +745,14 @@ def run_buffers(program: KernelProgram, grid, block, params: list[Param], buffer
                 *, dynamic_shared_bytes: int = 0, budget: int = DEFAULT_BUDGET,
                 hazard_check: bool = True, reconverge: str = "optimistic", trace: bool = False,
                 objects: list = (), textures: dict | None = None, shared_fill: int = 0,
-                timing=None, cluster=None) -> LaunchResult:
+                timing=None, cluster=None, stack_bytes: int = DEFAULT_STACK_BYTES) -> LaunchResult:
     """The launch-file form: named buffers (size, initial bytes), parameters referring to them.
     `objects`: Textures/Surfaces bound first, as handles 1, 2, … (parameters name them by
     their handle value); `textures`: module `.texref`/`.surfref` bindings by name;
     `shared_fill`: the byte shared memory holds before the kernel writes it; `timing`: the
-    checker's class, as `run`'s; `cluster`: as `run`'s."""
-    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster)
+    checker's class, as `run`'s; `cluster`, `stack_bytes`: as `run`'s."""
+    launch = Launch(program, grid, block, dynamic_shared_bytes, budget, hazard_check, reconverge, cluster,
+                    stack_bytes)
     launch.shared_fill = shared_fill
     _attach_timing(launch, hazard_check, trace, timing)
     for obj in objects:

@@ -98,6 +98,7 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
         # section's count stays the kernel's own); the driver launches with the record's
         regcount=max(k.regcount, getattr(k, "regcount_attribute", None) or 0) or 255, shared_bytes=k.shared_bytes or 0,
         local_bytes=(k.frame_size or 0) + _known_stack(k.max_stack_size or k.min_stack_size),
+        stack_need=max(k.frame_size or 0, _known_stack(k.max_stack_size or k.min_stack_size)),
         param_base=k.param_base or info.param_base, param_bytes=k.param_bytes,
         const0_template=k.const0 or b"",
         words={off: int.from_bytes(text[off:off + 16], "little") for off in range(0, len(text) - 15, 16)},

@@ -395,10 +395,13 @@ class Warp(Lanes):
             return False
         exited = self.state == EXITED
         yielded = self.m.yielded[self._s]
+        repeat = self.m.yield_repeat[self._s]
         for b, m, waiting_here in self._barrier_instances(at_bsync):
             missing = int_to_mask(m) & ~exited & ~waiting_here
             if not np.count_nonzero(missing) or not yielded[missing].all():
                 continue
+            if (repeat[missing] < self.m.yield_join[b][self._s][missing]).any():
+                continue        # a missing lane passed a YIELD once, it does not spin here
             self._release_without_partners(b, m, waiting_here, missing)
             woke = True
         return woke
@@ -609,6 +612,16 @@ class Machine:
         "spun": lambda m: np.zeros(m.nwarps, dtype=np.int64),
         # per lane: it executed YIELD since it last joined a convergence barrier (BSSY)
         "yielded": lambda m: np.zeros(m.nlanes, dtype=bool),
+        # Spinning, for the release of a convergence barrier (Warp.release_yielded): a lane
+        # spins on a barrier when it has executed one YIELD twice since it joined that barrier
+        # (its BSSY on that Bx). YIELD executions are numbered (`yield_count`); per lane the
+        # number of the earlier of the last repeated pair (`yield_repeat`), the number of its
+        # last YIELD at each PC (`yield_last`), and per Bx the number current at its BSSY
+        # (`yield_join`).
+        "yield_count": lambda m: [0],
+        "yield_repeat": lambda m: np.full(m.nlanes, -1, dtype=np.int64),
+        "yield_last": lambda m: {},
+        "yield_join": lambda m: np.zeros((16, m.nlanes), dtype=np.int64),
         # shared memory a kernel reads before writing holds whatever was there on hardware:
         # 0 here, or `Launch.shared_fill` (tools/gpu_truth runs twice to find what depends on it)
         "shared_data": lambda m: np.full(len(m.ctaids) * m.shared_stride, getattr(m.launch, "shared_fill", 0),

@@ -91,6 +91,16 @@ def op_yield(w, s, active, mask):
     m = w.m
     lanes = w.lanes(mask)
     m.yielded[lanes] = True
+    # number this YIELD's executions; a lane that yields again at a PC it yielded at before
+    # records the earlier number (machine: spinning since a barrier's BSSY)
+    last, repeat, count = m.yield_last, m.yield_repeat, m.yield_count
+    for lane, pc in zip(np.atleast_1d(lanes).tolist(), np.atleast_1d(m.pc[lanes]).tolist()):
+        seen = last.setdefault(lane, {})
+        before = seen.get(pc)
+        if before is not None:
+            repeat[lane] = max(int(repeat[lane]), before)
+        seen[pc] = count[0]
+        count[0] += 1
     for wid in np.unique(lanes // LANES).tolist():
         if (m.state[wid * LANES:(wid + 1) * LANES] == AT_BSYNC).any() and m.warp(wid).release_yielded():
             m.dirty.add(wid)
@@ -222,6 +232,8 @@ def op_bssy(w, s, active, mask):
         w.m.bssy_hint[b.index, lanes] = w.m.sync_hint[lanes]
     if "yielded" in w.m.__dict__:
         w.m.yielded[lanes] = False
+    if "yield_count" in w.m.__dict__:
+        w.m.yield_join[b.index, lanes] = w.m.yield_count[0]
 
 
 @semantics("BSYNC")

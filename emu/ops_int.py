@@ -146,9 +146,9 @@ def special_value(w, name: str) -> np.ndarray:
     if name == "SR_LWINHI":
         return np.array([LOCAL_WINDOW >> 32], dtype=U32)
     if name == "SR_LMEMHIOFF":
-        # The lowest stack offset a thread may use (debug code traps when R1 goes below
-        # it): the stack grows down from c[0x0][0x28] to the start of the local window.
-        return np.zeros(1, dtype=U32)
+        # The lowest stack offset a thread may use (ptxas -g/-O0 code traps when R1 goes
+        # below it): the stack limit (cudaLimitStackSize) under c[0x0][0x28] (launch._stack_window).
+        return np.array([w.launch.stack_floor], dtype=U32)
     raise EmuFault(f"unsupported special register {name}")
 
 

@@ -23,7 +23,10 @@ class KernelProgram:
     symbols: dict[str, int] = field(default_factory=dict)   # functions and labels → offset
     regcount: int = 255
     shared_bytes: int = 0            # static shared memory
-    local_bytes: int = 0             # per-thread frame (stack) size the kernel needs
+    local_bytes: int = 0             # per-thread local window below the launch's stack limit
+    # the stack ptxas says the kernel needs (its frame and deepest callee chain: the larger of
+    # FRAME_SIZE and a known MIN/MAX_STACK_SIZE, which already holds the frame)
+    stack_need: int = 0
     param_base: int = 0x160
     param_bytes: int = 0
     const_banks: dict[int, bytes] = field(default_factory=dict)   # banks other than 0 (user .const …)

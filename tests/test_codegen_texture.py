@@ -507,11 +507,16 @@ def test_module_surface_instruction_as_ptxas_sm75(n, ty, line):
     assert theirs and unit_lines(codegen.compile_ptx(ptx, "sm_75")) == theirs
 
 
-@pytest.mark.parametrize("n,ty,line", FORMS[:1] + FORMS[11:12] + FORMS[18:19] + FORMS[24:25],
-                         ids=lambda f: str(f).split(" ")[0])
-def test_register_handle_refused_at_the_line_sm75(n, ty, line):
-    """sm_75's table has only the bound surface forms (`..., 0x0, slot`): a handle in a
-    register is refused at its line, not an internal "cannot encode" error."""
+@pytest.mark.parametrize("n,ty,line", FORMS, ids=[f[2].split(" ")[0] for f in FORMS])
+def test_register_handle_instruction_as_ptxas_sm75(n, ty, line):
+    """sm_75 with the handle in a register: turing's table had only the bound surface forms
+    (`..., 0x0, slot`) and refused every one ("handle in a register on sm_75 not supported
+    yet"; nvcc -G's build of tests/corpus/realworld/src/textures.cu reaches them). The
+    register forms were probed from ptxas's words (tools/isa_seeds/
+    realworld_debug_surface_sm75.words: the -G build's 2D SULD/SUST and one each of SUST.P,
+    SURED, TXQ.B); all 28 then compile to ptxas's unit instructions."""
     ptx = kernel(n, ty, line).replace(".target sm_89", ".target sm_75")
-    with pytest.raises(CompileError, match=r"t\.ptx, line 19; error .*handle in a register on sm_75"):
-        codegen.compile_ptx(ptx, "sm_75", "t.ptx")
+    run = oracle.ptxas(ptx, "sm_75")
+    assert run.ok, run.stderr
+    theirs = unit_lines(run.output)
+    assert theirs and unit_lines(codegen.compile_ptx(ptx, "sm_75", "t.ptx")) == theirs

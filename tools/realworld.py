@@ -93,13 +93,16 @@ def _cluster(cubin: bytes, run: dict):
     return _dim(run["cluster"]) if has_clusters(read_cubin(cubin).arch) else None
 
 
-def emulate(cubin: bytes, entry: str, run: dict, seed: int = 0):
-    """(LaunchResult, output buffers as bytes) for one launch."""
-    from ptx2sass.emu.launch import run as emu_run
+def emulate(cubin: bytes, entry: str, run: dict, seed: int = 0, stack_bytes: int | None = None):
+    """(LaunchResult, output buffers as bytes) for one launch. `stack_bytes`: the per-thread
+    stack limit (cudaLimitStackSize) to launch with, else the annotation's "stack", else the
+    driver's default."""
+    from ptx2sass.emu.launch import DEFAULT_STACK_BYTES, run as emu_run
     params = launch_params(run, seed)
+    stack = stack_bytes if stack_bytes is not None else run.get("stack", DEFAULT_STACK_BYTES)
     result = emu_run(cubin, entry, _dim(run["grid"]), _dim(run["block"]), params,
                      dynamic_shared_bytes=run.get("smem", 0), hazard_check=False,
-                     cluster=_cluster(cubin, run))
+                     cluster=_cluster(cubin, run), stack_bytes=stack)
     return result, [p.tobytes() for p in params if isinstance(p, np.ndarray)]
 
 

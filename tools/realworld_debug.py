@@ -8,7 +8,9 @@ committed corpus is -O3 PTX only, so this is where -g's code generation meets wh
 compile with `nvcc -G` (cuda-gdb, compute-sanitizer builds).
 
 Usage: .venv/bin/python -m tools.realworld_debug [--mode G|lineinfo] [--arch sm_89]
-           [--only STEM ...] [--held-back | --tuning] [--per-source]
+           [--only STEM ...] [--held-back | --tuning] [--per-source] [--stack-bytes N]
+`--stack-bytes`: the per-thread stack limit every launch runs under (the program's
+cudaDeviceSetLimit(cudaLimitStackSize, N); default the driver's 1 KiB).
 Needs the NVIDIA toolchain from PyPI (nvcc, ptxas) and CCCL for the CUB/Thrust sources."""
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def debug_ptx(source, arch: str, mode: str) -> tuple[str | None, str]:
     return run.output.decode(), ""
 
 
-def measure(source, arch: str, mode: str) -> list[tuple[str, str, str]]:
+def measure(source, arch: str, mode: str, stack_bytes: int | None = None) -> list[tuple[str, str, str]]:
     """(kernel, outcome, detail) per annotated kernel: match / differ / ours-fault /
     ptxas-fault / not-compiled."""
     ptx, message = debug_ptx(source, arch, mode)
@@ -55,7 +57,7 @@ def measure(source, arch: str, mode: str) -> list[tuple[str, str, str]]:
         results = []
         for cubin in (ours, theirs.output):
             try:
-                results.append(rw.emulate(cubin, entry, run)[1])
+                results.append(rw.emulate(cubin, entry, run, stack_bytes=stack_bytes)[1])
             except Exception as e:  # noqa: BLE001
                 results.append(e)
         a, b = results
@@ -78,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     part.add_argument("--held-back", action="store_true", help="only the held-back sources")
     part.add_argument("--tuning", action="store_true", help="only the tuning sources")
     ap.add_argument("--per-source", action="store_true", help="also one line of outcomes per source")
+    ap.add_argument("--stack-bytes", type=int, default=None,
+                    help="per-thread stack limit of every launch (cudaLimitStackSize; default 1024)")
     args = ap.parse_args(argv)
     totals: dict[tuple[bool, str], int] = {}
     for source in harvest.cuda_sources():
@@ -87,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         if (args.held_back and not held) or (args.tuning and held):
             continue
         tally: dict[str, int] = {}
-        for entry, outcome, detail in measure(source, args.arch, args.mode):
+        for entry, outcome, detail in measure(source, args.arch, args.mode, args.stack_bytes):
             totals[held, outcome] = totals.get((held, outcome), 0) + 1
             tally[outcome] = tally.get(outcome, 0) + 1
             if outcome != "match":
