@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from ptx2sass import oracle
-from ptx2sass.emu.launch import run as emu_run
 from tools import realworld as rw
+from tools.realworld_hazards import findings
 
 MODULES = ("math_f64", "complex_fft", "bulk_pipeline", "intrinsics_misc", "rounding_math")
 
@@ -26,16 +26,17 @@ def _kernels():
 _CUBINS: dict[str, bytes] = {}
 
 
+def hazards(cubin: bytes, kernel: dict) -> list[str]:
+    return [str(h) for h in findings(cubin, kernel)][:3]
+
+
 @pytest.mark.parametrize("module, kernel", list(_kernels()))
 def test_ptxas_sm90_code_has_no_hazard_findings(module, kernel):
     if module["ptx"] not in _CUBINS:
         theirs = oracle.ptxas((rw.CORPUS / module["ptx"]).read_text(), "sm_90", name="m.ptx")
         assert theirs.ok, theirs.stderr
         _CUBINS[module["ptx"]] = theirs.output
-    run = kernel["run"]
-    result = emu_run(_CUBINS[module["ptx"]], kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
-                     rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
-    assert not result.hazards, [str(h) for h in result.hazards][:3]
+    assert not hazards(_CUBINS[module["ptx"]], kernel)
 
 
 @pytest.mark.parametrize("arch", ["sm_100", "sm_110", "sm_120"])
@@ -46,10 +47,7 @@ def test_ptxas_blackwell_sync_guard_distance_is_accepted(arch):
     theirs = oracle.ptxas(module["ptx_text"], arch, name="m.ptx")
     assert theirs.ok, theirs.stderr
     kernel = next(k for k in module["kernels"] if k["entry"] == "split_arrive_wait")
-    run = kernel["run"]
-    result = emu_run(theirs.output, kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
-                     rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
-    assert not result.hazards, [str(h) for h in result.hazards][:3]
+    assert not hazards(theirs.output, kernel)
 
 
 def test_ptxas_sm110_constant_move_into_a_wide_addend_is_accepted():
@@ -59,7 +57,4 @@ def test_ptxas_sm110_constant_move_into_a_wide_addend_is_accepted():
     theirs = oracle.ptxas(module["ptx_text"], "sm_110", name="m.ptx")
     assert theirs.ok, theirs.stderr
     kernel = next(k for k in module["kernels"] if k["entry"] == "mul_acc_256")
-    run = kernel["run"]
-    result = emu_run(theirs.output, kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
-                     rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0), hazard_check=True)
-    assert not result.hazards, [str(h) for h in result.hazards][:3]
+    assert not hazards(theirs.output, kernel)

@@ -22,9 +22,17 @@ def modules(arch: str) -> list[dict]:
     return [m for m in rw.manifest() if m["arch"] == arch] if arch in BUILT else rw.retargeted(arch)
 
 
+def findings(cubin: bytes, kernel: dict) -> list:
+    """The hazard checker's findings on one annotated kernel's launch of `cubin`."""
+    from ptx2sass.emu.launch import run as emu_run
+    run = kernel["run"]
+    return emu_run(cubin, kernel["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
+                   rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0),
+                   hazard_check=True).hazards
+
+
 def sweep(arch: str, log=print) -> collections.Counter:
     from ptx2sass import oracle
-    from ptx2sass.emu.launch import run as emu_run
     kinds: collections.Counter = collections.Counter()
     examples: dict[str, str] = {}
     kernels = 0
@@ -40,14 +48,12 @@ def sweep(arch: str, log=print) -> collections.Counter:
                 continue
             kernels += 1
             try:
-                result = emu_run(theirs.output, k["entry"], rw._dim(run["grid"]), rw._dim(run["block"]),
-                                 rw.launch_params(run, 0), dynamic_shared_bytes=run.get("smem", 0),
-                                 hazard_check=True)
+                found = findings(theirs.output, k)
             except Exception as e:  # noqa: BLE001 - an emulator fault is reported, not fatal
                 kinds["fault"] += 1
                 examples.setdefault("fault", f"{m['ptx']} {k['entry'][:40]}: {str(e)[:160]}")
                 continue
-            for h in result.hazards:
+            for h in found:
                 text = str(h)
                 kind = re.sub(r"\b(U?R|U?P)\d+\b|0x[0-9a-f]+|\d+ cycles", "#", text.split("hazard:")[-1])
                 kinds[kind] += 1
