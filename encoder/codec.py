@@ -631,8 +631,9 @@ def _kinds(shape: str) -> tuple[str, ...]:
 # ways the search tries for that spelling, in its order. Which of them encodes depends only on
 # the spelling, but for the values (register numbers, immediates) filling the fields.
 _CANDIDATES: dict[tuple, list[tuple]] = {}
-# (arch, tokens, operand shapes, form, tokens to encode) of candidates whose word read back as
-# the same text: later words of that shape skip the read-back (but see _shares_fields)
+# (arch, tokens, operand shapes, form, tokens to encode, read-back class) of candidates whose
+# word read back as the same text: later words of that shape and class skip the read-back (but
+# see _shares_fields)
 _READS_BACK: set[tuple] = set()
 # (form, tokens, operand shapes) -> the group values that spell them (see _match_layout)
 _GROUP_VALUES: dict[tuple, list[int] | None] = {}
@@ -659,6 +660,40 @@ def _shares_fields(form: Form) -> bool:
     return known
 
 
+# id(form) -> (the form, kept alive; its alias fields' (slot, field, kind, file), its optional
+# slots' (field bits, the default's bits or None)): see _read_back_class
+_VALUE_READINGS: dict[int, tuple] = {}
+
+
+def _read_back_class(form: Form, word: int, numbers: Numbering) -> tuple:
+    """What of a word's reading can change with its field values alone, the operand shapes
+    and modifiers fixed: the alias nvdisasm prints (`IMAD R1, R1, 0x0, R2` reads back as
+    `IMAD.MOV`, `0x1` as `IMAD.IADD`) and whether each optional operand sits at its default
+    (then not printed). Words of one class read back alike, so a read-back (or a plan) made
+    for one value answers for the others of its class, and only for those."""
+    known = _VALUE_READINGS.get(id(form))
+    if known is None:
+        alias_fields = tuple(form.aliases["fields"]) if form.aliases else ()
+        optional = []
+        for slot in form.slots:
+            if not slot.get("optional"):
+                continue
+            for f, n in zip(slot["fields"], slot["default"] or ()):
+                d = None if "float" in f or "signed_by" in f or not isinstance(n, int) \
+                    else linear_bits(n, f)
+                optional.append((f["bits"], d))
+        known = _VALUE_READINGS[id(form)] = (form, alias_fields, tuple(optional))
+    _, alias_fields, optional = known
+    if not alias_fields and not optional:
+        return ()
+    combo = tuple(value_class(kind, linear_value(word, form.slots[k]["fields"][j]), file, numbers)
+                  for k, j, kind, file in alias_fields)
+    # a default whose bits are not known here: the field's bits themselves
+    at_default = tuple(bits_value(word, bits) == d if d is not None else bits_value(word, bits)
+                       for bits, d in optional)
+    return combo, at_default
+
+
 _WORDS: dict[tuple, tuple] = {}    # encode_view's words that do not depend on pc, with their table
 _WORDS_KEPT = 1 << 16
 
@@ -679,7 +714,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         if template is not None:
             plan = _PLANS.get(template)
             if plan is not None and plan[0] is table:
-                word = _fill(plan, immediates)
+                word = _fill(plan, immediates, table.numbers)
                 if word is not None:
                     return word
     try:
@@ -703,13 +738,15 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         if template is not None and trace:
             if len(_PLANS) >= _WORDS_KEPT:
                 _PLANS.clear()
-            _PLANS[template] = _plan(table, word, memo[3], trace)
+            _PLANS[template] = _plan(table, word, memo[3], trace, table.numbers)
     return word
 
 
 # (arch, guard, tokens, operand texts with each integer immediate None, reuse) ->
-# (table, word, ((immediate's place among the immediates, its field's bits, the field), ...))
-# or None: the words of texts that differ only in their integer immediates
+# (table, word, ((immediate's place among the immediates, its field's bits, the field), ...),
+# ((the immediate's place or None, an alias field filled, its kind, file, the class it had), ...
+# or (None, None, the form, None, the word's read-back class) where an optional operand is
+# filled)) or None: the words of texts that differ only in their integer immediates
 _PLANS: dict[tuple, tuple | None] = {}
 
 
@@ -727,7 +764,7 @@ def _template(memo: tuple) -> tuple[tuple | None, list[int]]:
     return (memo[0], memo[1], memo[2], holes, memo[4]), immediates
 
 
-def _plan(table, word: int, ops: tuple, trace: list) -> tuple | None:
+def _plan(table, word: int, ops: tuple, trace: list, numbers: Numbering) -> tuple | None:
     """How a word of this template takes other integer immediates (see `_template`), or None
     where the search's choice could depend on their values. It could unless every form the
     search tried before the one that took the word failed for the operand shapes alone (not
@@ -752,18 +789,39 @@ def _plan(table, word: int, ops: tuple, trace: list) -> tuple | None:
             return None
         spec = signed_variant(f, group_values) if "signed_by" in f else f
         fills.append((place[j], f["bits"], spec))
-    return table, word, tuple(fills)
+    # the read-back class can change only through the filled fields: the plan checks those
+    # (a field whose value is the immediate itself: the same field, not signed by a group)
+    filled = {id(form.slots[k]["fields"][0]): place[j] for k, j in enumerate(positions)
+              if j in place and form.slots[k]["fields"]}
+    checks = []
+    for k, j, kind, file in (form.aliases["fields"] if form.aliases else ()):
+        f = form.slots[k]["fields"][j]
+        if id(f) in filled:
+            i = None if "signed_by" in f else filled[id(f)]
+            checks.append((i, f, kind, file, value_class(kind, linear_value(word, f), file, numbers)))
+    if any(slot.get("optional") and slot["fields"] and id(slot["fields"][0]) in filled
+           for slot in form.slots):
+        checks.append((None, None, form, None, _read_back_class(form, word, numbers)))
+    return table, word, tuple(fills), tuple(checks)
 
 
-def _fill(plan: tuple, immediates: list[int]) -> int | None:
-    """The plan's word with these immediates in their fields; None when one does not fit
-    (the search then decides)."""
+def _fill(plan: tuple, immediates: list[int], numbers: Numbering) -> int | None:
+    """The plan's word with these immediates in their fields; None when one does not fit or
+    the word would read back otherwise than the plan's (another alias, an operand at its
+    default): the search then decides, as in a process that never made the plan."""
     word = plan[1]
     for i, bits, spec in plan[2]:
         b = linear_bits(immediates[i], spec)
         if b is None:
             return None
         word = put_bits(word, bits, b)
+    for i, f, kind, file, wanted in plan[3]:
+        if f is None:
+            if _read_back_class(kind, word, numbers) != wanted:
+                return None
+        elif value_class(kind, immediates[i] if i is not None else linear_value(word, f), file,
+                         numbers) != wanted:
+            return None
     return word
 
 
@@ -813,7 +871,7 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
             shape_only = shape_only and isinstance(e, _ShapeMismatch)
             errors.append(str(e))
             continue
-        checked = (key, id(form), tuple(tokens))
+        checked = (key, id(form), tuple(tokens), _read_back_class(form, word, numbers))
         if placed_out is not None:
             placed_out[:] = placed
         if trace is not None:
@@ -836,7 +894,11 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
             return word, form
         shape_only = False
         errors.append(f"would read back as {render_view(back)!r}")
-    detail = f": {errors[0]}" if errors else ": no form takes these operands"
+    # a word that encodes but reads back otherwise (nvdisasm's alias, `IMAD.MOV` for a zero
+    # multiplier) says more than the forms that could not take the operands at all
+    detail = next((f": {e} (nvdisasm's spelling of these bits)" for e in errors
+                   if e.startswith("would read back as")), None) or \
+        (f": {errors[0]}" if errors else ": no form takes these operands")
     raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
 
 
