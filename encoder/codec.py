@@ -382,12 +382,30 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     def key(match):
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
-        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
-            or bool(_unplaced_tokens(form, word))
+        known = _GROUP_RANKS.get(id(form))
+        if known is None:
+            groups = 0
+            for g in form.groups:
+                for b in g["bits"]:
+                    groups |= 1 << b
+            known = _GROUP_RANKS[id(form)] = (form, groups, {})
+        by_groups, held = known[2], word & known[1]
+        ranks = by_groups.get(held)
+        if ranks is None:       # both read the word's group bits alone
+            if len(by_groups) >= 4096:
+                by_groups.clear()
+            unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
+                or bool(_unplaced_tokens(form, word))
+            away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
+            ranks = by_groups[held] = (unknown, away)
         unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
-        away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
-        return rank, unknown, neg_bits, unexplained, away, pos
+        return rank, ranks[0], neg_bits, unexplained, ranks[1], pos
     return table.form_at(min(matches, key=key)[1])
+
+
+# id(form) -> (the form, kept alive; the bits of its groups, {a word's bits there: find_form's
+# (unknown, away) for the form})
+_GROUP_RANKS: dict[int, tuple] = {}
 
 
 def _unplaced_tokens(form: Form, word: int) -> list[str]:
@@ -738,7 +756,8 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         if len(_WORDS) >= _WORDS_KEPT:
             _WORDS.clear()
         _WORDS[memo] = (table, word)
-        if template is not None and trace:
+        # a template's first plan (or its first answer that none can be made) stays
+        if template is not None and trace and template not in _PLANS:
             if len(_PLANS) >= _WORDS_KEPT:
                 _PLANS.clear()
             _PLANS[template] = _plan(table, word, memo[3], trace, arch)
