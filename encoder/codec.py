@@ -766,7 +766,8 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
 
 # (arch, guard, tokens, operand texts with each integer immediate None, reuse) ->
 # (table, word, ((immediate's place among the immediates, its field's bits, the field), ...),
-# the checks a filled word passes (`_value_checks`)) or None: the words of texts that differ only in their integer immediates
+# the checks a filled word passes (`_value_checks`)) or None: the words of texts that differ
+# only in their integer immediates
 _PLANS: dict[tuple, tuple | None] = {}
 
 
@@ -826,7 +827,7 @@ def _value_checks(table, word: int, fills: list, arch: str) -> tuple | None:
     for _, bits, _ in fills:
         for b in bits:
             filled |= 1 << b
-    whole = False
+    whole = bool(filled & 0xfff)     # (the forms are indexed by bits 0..11)
     checks = []
     # which forms match must not change (a form whose bits fix an immediate's, sm_89's IMAD
     # with bit 48 among its form bits: the filled word must match it as the plan's did), nor
