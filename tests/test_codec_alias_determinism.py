@@ -24,11 +24,13 @@ ARCHS = ("sm_75", "sm_89", "sm_90", "sm_120")
 
 # the table's IMAD aliases (the only opcode with spelled aliases): a zero multiplier or a
 # zero register factor reads as IMAD.MOV, a multiplier 1 as IMAD.IADD, 2^k with an RZ addend
-# as IMAD.SHL; each next to a spelling of its template that reads back as itself
+# as IMAD.SHL; each next to a spelling of its template that reads back as itself (with a
+# zero factor, which of the probed forms reads the word depends on the immediate)
 TEXTS = (
     "IMAD R1, R1, 0x3, R2", "IMAD R1, R1, 0x0, R2", "IMAD R1, R1, 0x1, R2",
     "IMAD R1, R1, 0x4, R2", "IMAD R1, RZ, 0x3, R2", "IMAD R1, RZ, 0x0, R2",
-    "IMAD R1, RZ, 0x1, R2", "IMAD R1, R2, 0x3, RZ", "IMAD R1, R2, 0x4, RZ",
+    "IMAD R1, RZ, 0x1, R2", "IMAD R1, RZ, 0x4, R2", "IMAD R1, RZ, 0x5, R2",
+    "IMAD R1, RZ, 0x8, R2", "IMAD R1, R2, 0x3, RZ", "IMAD R1, R2, 0x4, RZ",
     "IMAD R1, R2, 0x1, RZ", "IMAD R1, R2, R3, R4", "IMAD R1, R2, RZ, R4",
     "IMAD.MOV R1, R1, 0x0, R2", "IMAD.IADD R1, R1, 0x1, R2", "IMAD.SHL R1, R2, 0x4, RZ",
     "IMAD.MOV.U32 R1, RZ, RZ, 0x5",
