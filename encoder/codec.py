@@ -382,12 +382,30 @@ def find_form(table: Table, word: int, arch: str | None = None) -> Form | None:
     def key(match):
         (rank, neg_bits), pos = match
         form = table.form_at(pos)
-        unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
-            or bool(_unplaced_tokens(form, word))
+        known = _GROUP_RANKS.get(id(form))
+        if known is None:
+            groups = 0
+            for g in form.groups:
+                for b in g["bits"]:
+                    groups |= 1 << b
+            known = _GROUP_RANKS[id(form)] = (form, groups, {})
+        by_groups, held = known[2], word & known[1]
+        ranks = by_groups.get(held)
+        if ranks is None:       # both read the word's group bits alone
+            if len(by_groups) >= 4096:
+                by_groups.clear()
+            unknown = any(bits_value(word, g["bits"]) not in g["values"] for g in form.groups) \
+                or bool(_unplaced_tokens(form, word))
+            away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
+            ranks = by_groups[held] = (unknown, away)
         unexplained = (word & _INSTRUCTION_BITS & ~(form.mask | form.field_mask)).bit_count()
-        away = sum(bits_value(word, g["bits"]) != g["seed"] for g in form.groups)
-        return rank, unknown, neg_bits, unexplained, away, pos
+        return rank, ranks[0], neg_bits, unexplained, ranks[1], pos
     return table.form_at(min(matches, key=key)[1])
+
+
+# id(form) -> (the form, kept alive; the bits of its groups, {a word's bits there: find_form's
+# (unknown, away) for the form})
+_GROUP_RANKS: dict[int, tuple] = {}
 
 
 def _unplaced_tokens(form: Form, word: int) -> list[str]:
@@ -632,8 +650,9 @@ def _kinds(shape: str) -> tuple[str, ...]:
 # the spelling, but for the values (register numbers, immediates) filling the fields.
 _CANDIDATES: dict[tuple, list[tuple]] = {}
 # (arch, tokens, operand shapes, form, tokens to encode) of candidates whose word read back as
-# the same text: later words of that shape skip the read-back (but see _shares_fields)
-_READS_BACK: set[tuple] = set()
+# the same text -> the read-back classes of those words (`_read_back_class`): later words of
+# that shape and a class seen skip the read-back (but see _shares_fields)
+_READS_BACK: dict[tuple, set] = {}
 # (form, tokens, operand shapes) -> the group values that spell them (see _match_layout)
 _GROUP_VALUES: dict[tuple, list[int] | None] = {}
 # the same keys -> (the form, kept alive; the word with the groups' bits put)
@@ -659,6 +678,43 @@ def _shares_fields(form: Form) -> bool:
     return known
 
 
+# id(form) -> (the form, kept alive; its alias fields' (slot, field, kind, file), its optional
+# slots' (field bits, the default's bits or None)): see _read_back_class
+_VALUE_READINGS: dict[int, tuple] = {}
+
+
+def _read_back_class(table, word: int, arch: str) -> tuple:
+    """What of a word's reading can change with its field values alone, the operand shapes
+    and modifiers fixed: the form that reads it (`IMAD R1, R2, 0x4, RZ` is read on sm_90 by
+    another form than `IMAD R1, R1, 0x4, R2`), that form's group values, the alias nvdisasm
+    prints (`IMAD R1, R1, 0x0, R2` reads back as `IMAD.MOV`, `0x1` as `IMAD.IADD`) and
+    whether each optional operand sits at its default (then not printed). Words of one class
+    read back alike, so a read-back (or a plan) made for one answers for its class alone."""
+    form = find_form(table, word, arch)
+    if form is None:
+        return (None,)
+    known = _VALUE_READINGS.get(id(form))
+    if known is None:
+        alias_fields = tuple(form.aliases["fields"]) if form.aliases else ()
+        optional = []
+        for slot in form.slots:
+            if not slot.get("optional"):
+                continue
+            for f, n in zip(slot["fields"], slot["default"] or ()):
+                d = None if "float" in f or "signed_by" in f or not isinstance(n, int) \
+                    else linear_bits(n, f)
+                optional.append((f["bits"], d))
+        known = _VALUE_READINGS[id(form)] = (form, alias_fields, tuple(optional))
+    _, alias_fields, optional = known
+    groups = tuple(bits_value(word, g["bits"]) for g in form.groups)
+    combo = tuple(value_class(kind, linear_value(word, form.slots[k]["fields"][j]), file,
+                              table.numbers) for k, j, kind, file in alias_fields)
+    # a default whose bits are not known here: the field's bits themselves
+    at_default = tuple(bits_value(word, bits) == d if d is not None else bits_value(word, bits)
+                       for bits, d in optional)
+    return id(form), groups, combo, at_default
+
+
 _WORDS: dict[tuple, tuple] = {}    # encode_view's words that do not depend on pc, with their table
 _WORDS_KEPT = 1 << 16
 
@@ -679,7 +735,7 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         if template is not None:
             plan = _PLANS.get(template)
             if plan is not None and plan[0] is table:
-                word = _fill(plan, immediates)
+                word = _fill(plan, immediates, arch)
                 if word is not None:
                     return word
     try:
@@ -700,16 +756,18 @@ def encode_view(view: View, arch: str = "sm_89", pc: int = 0) -> int:
         if len(_WORDS) >= _WORDS_KEPT:
             _WORDS.clear()
         _WORDS[memo] = (table, word)
-        if template is not None and trace:
+        # a template's first plan (or its first answer that none can be made) stays
+        if template is not None and trace and template not in _PLANS:
             if len(_PLANS) >= _WORDS_KEPT:
                 _PLANS.clear()
-            _PLANS[template] = _plan(table, word, memo[3], trace)
+            _PLANS[template] = _plan(table, word, memo[3], trace, arch)
     return word
 
 
 # (arch, guard, tokens, operand texts with each integer immediate None, reuse) ->
-# (table, word, ((immediate's place among the immediates, its field's bits, the field), ...))
-# or None: the words of texts that differ only in their integer immediates
+# (table, word, ((immediate's place among the immediates, its field's bits, the field), ...),
+# the checks a filled word passes (`_value_checks`)) or None: the words of texts that differ
+# only in their integer immediates
 _PLANS: dict[tuple, tuple | None] = {}
 
 
@@ -727,12 +785,14 @@ def _template(memo: tuple) -> tuple[tuple | None, list[int]]:
     return (memo[0], memo[1], memo[2], holes, memo[4]), immediates
 
 
-def _plan(table, word: int, ops: tuple, trace: list) -> tuple | None:
+def _plan(table, word: int, ops: tuple, trace: list, arch: str) -> tuple | None:
     """How a word of this template takes other integer immediates (see `_template`), or None
     where the search's choice could depend on their values. It could unless every form the
     search tried before the one that took the word failed for the operand shapes alone (not
     for a value out of a field's range), the form has no field two operands share (those
-    words are read back each time), and each immediate fills a plain integer field."""
+    words are read back each time), and each immediate fills a plain integer field. The
+    plan's word read back as the text; a filled word is taken only where it reads back alike
+    (`_read_back_class`): the checks are those the filled bits can change."""
     form, positions, group_values, shape_only = trace
     if not shape_only or _shares_fields(form):
         return None
@@ -752,18 +812,71 @@ def _plan(table, word: int, ops: tuple, trace: list) -> tuple | None:
             return None
         spec = signed_variant(f, group_values) if "signed_by" in f else f
         fills.append((place[j], f["bits"], spec))
-    return table, word, tuple(fills)
+    checks = _value_checks(table, word, fills, arch)
+    return None if checks is None else (table, word, tuple(fills), checks)
 
 
-def _fill(plan: tuple, immediates: list[int]) -> int | None:
-    """The plan's word with these immediates in their fields; None when one does not fit
-    (the search then decides)."""
+def _value_checks(table, word: int, fills: list, arch: str) -> tuple | None:
+    """The plan's checks of a filled word: ("form", mask, value, matched) for each form whose
+    form bits the immediates fill; (immediate's place, kind, file, class) where an alias
+    field of the reading form is an immediate's own field. None (no plan: each word is
+    searched and read back) where the filled bits could change how find_form ranks the
+    matching forms, the reading form's groups, another alias field or an optional operand."""
+    reading = find_form(table, word, arch)
+    filled = 0
+    for _, bits, _ in fills:
+        for b in bits:
+            filled |= 1 << b
+    whole = bool(filled & 0xfff)     # (the forms are indexed by bits 0..11)
+    checks = []
+    # which forms match must not change (a form whose bits fix an immediate's, sm_89's IMAD
+    # with bit 48 among its form bits: the filled word must match it as the plan's did), nor
+    # how find_form ranks the matches (by their groups' values and the bits they leave
+    # unexplained)
+    for low_mask, by_value in table.low_bits_index(arch).items():
+        for pos, mask, value, _ in by_value.get(word & low_mask, ()):
+            if mask & filled:
+                checks.append(("form", mask, value, word & mask == value))
+            if word & mask == value:
+                other = table.form_at(pos)
+                whole = whole or bool(filled & ~other.field_mask) or \
+                    any(filled >> b & 1 for g in other.groups for b in g["bits"])
+    own = {tuple(bits): (i, spec) for i, bits, spec in fills}
+    if reading is not None and not whole:
+        for k, j, kind, file in (reading.aliases["fields"] if reading.aliases else ()):
+            f = reading.slots[k]["fields"][j]
+            if not any(filled >> b & 1 for b in f["bits"]):
+                continue
+            i, spec = own.get(tuple(f["bits"]), (None, None))
+            if i is None or "signed_by" in f or spec is not f and spec != f:
+                whole = True
+                break
+            checks.append((i, kind, file, value_class(kind, linear_value(word, f), file,
+                                                      table.numbers)))
+        whole = whole or any(slot.get("optional") and any(filled >> b & 1 for f in slot["fields"]
+                                                           for b in f["bits"])
+                             for slot in reading.slots)
+    if whole:
+        return None
+    return tuple(checks)
+
+
+def _fill(plan: tuple, immediates: list[int], arch: str) -> int | None:
+    """The plan's word with these immediates in their fields; None when one does not fit or
+    the word would read back otherwise than the plan's (another alias, another form reading
+    it): the search then decides, as in a process that never made the plan."""
     word = plan[1]
     for i, bits, spec in plan[2]:
         b = linear_bits(immediates[i], spec)
         if b is None:
             return None
         word = put_bits(word, bits, b)
+    for i, kind, file, wanted in plan[3]:
+        if i == "form":
+            if (word & kind == file) != wanted:
+                return None
+        elif value_class(kind, immediates[i], file, plan[0].numbers) != wanted:
+            return None
     return word
 
 
@@ -814,13 +927,15 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
             errors.append(str(e))
             continue
         checked = (key, id(form), tuple(tokens))
+        classes = _READS_BACK.get(checked)
         if placed_out is not None:
             placed_out[:] = placed
         if trace is not None:
             at = iter(range(len(ops)))
             trace[:] = [form, [None if k in skip else next(at) for k in range(len(form.slots))],
                         values, shape_only]
-        if checked in _READS_BACK and not _shares_fields(form):
+        if classes is not None and not _shares_fields(form) and \
+                _read_back_class(table, word, arch) in classes:
             return word, form
         # the table must read the word back as the same text (aliases, hidden operands)
         try:
@@ -832,11 +947,15 @@ def _encode_view(view: View, arch: str, pc: int, table, placed_out: list | None 
         want = want or canonical(View(view.guard, _combined_tokens(view.tokens), view.operands,
                                       view.reuse, view.targets), numbers)
         if canonical(back, numbers) == want:
-            _READS_BACK.add(checked)
+            _READS_BACK.setdefault(checked, set()).add(_read_back_class(table, word, arch))
             return word, form
         shape_only = False
         errors.append(f"would read back as {render_view(back)!r}")
-    detail = f": {errors[0]}" if errors else ": no form takes these operands"
+    # a word that encodes but reads back otherwise (nvdisasm's alias, `IMAD.MOV` for a zero
+    # multiplier) says more than the forms that could not take the operands at all
+    detail = next((f": {e} (nvdisasm's spelling of these bits)" for e in errors
+                   if e.startswith("would read back as")), None) or \
+        (f": {errors[0]}" if errors else ": no form takes these operands")
     raise EncodeError(f"{render_view(view)}: cannot encode on {arch}{detail}")
 
 

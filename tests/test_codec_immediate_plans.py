@@ -35,7 +35,7 @@ def _fresh(monkeypatch) -> None:
     for name in ("_WORDS", "_PLANS", "_OPERAND_TEXTS", "_CANDIDATES", "_GROUP_VALUES",
                  "_GROUP_WORDS", "_SHAPES"):
         monkeypatch.setattr(codec, name, {}, raising=False)
-    monkeypatch.setattr(codec, "_READS_BACK", set())
+    monkeypatch.setattr(codec, "_READS_BACK", {})
 
 
 def _imad(value: int) -> Instruction:
