@@ -14,6 +14,7 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 from ptx2sass.isel.warp_aggregated_atomics import warp_combination
+from ptx2sass.opt.address import CP_ASYNC_OFFSET_LIMITS
 
 SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
 
@@ -392,6 +393,11 @@ class MemorySelection:
         if -self.OFFSET_LIMIT <= mem.offset < self.OFFSET_LIMIT:
             return mem
         return self.offset_added(mem)
+
+    def offset_within(self, mem: VMem, limit: int) -> VMem:
+        """`mem` for an immediate of signed `limit` reach (LDGSTS's are narrower than the
+        loads' and stores'): a wider offset is added to the base first."""
+        return mem if -limit <= mem.offset < limit else self.offset_added(mem)
 
     def offset_added(self, mem: VMem) -> VMem:
         """The same address with its offset added into a (new) base register."""
@@ -989,7 +995,8 @@ class MemorySelection:
                 (src_size is not None and not 0 <= src_size <= cp_size) or \
                 (src_size is None and not (rest and isinstance(rest[0], ir.Value))):
             raise self.unsupported("`cp.async` with this copy or source size")
-        src_mem = self.address(src, "global")
+        shared_limit, global_limit = CP_ASYNC_OFFSET_LIMITS
+        src_mem = self.offset_within(self.memory_operand(src, "global"), global_limit)
         self.mf.uses_global_descriptor = True
         if src_size is None:          # a source size in a register
             src_mem, copy_if = self.run_time_source_size(src_mem, rest[0], cp_size)
@@ -1000,7 +1007,7 @@ class MemorySelection:
                 src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
         mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
             (("ZFILL",) if zfill else ())
-        operands = [self.address(dst, "shared"), src_mem]
+        operands = [self.offset_within(self.memory_operand(dst, "shared"), shared_limit), src_mem]
         if copy_if is not None:       # LDGSTS's predicate: copy where true, zeros where false
             operands.append(copy_if)
         self.emit("LDGSTS", mods_out, operands, ndefs=0)
