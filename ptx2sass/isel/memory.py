@@ -1485,10 +1485,12 @@ class MemorySelection:
 
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
         """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16/.bf16`), as ptxas writes them: a
-        compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
-        loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
-        swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
-        old — then d = seen >> shift."""
+        compare-and-swap loop on the aligned word holding the half (shift = its bit offset),
+        d = seen >> shift after it. cas: loop: expected, new = old with its half replaced by
+        cmp, swap (PRMT); seen = CAS [word], expected, new; old = seen; until seen's other
+        half is old's (a failure on the half itself is the answer). add: loop: cur = old >>
+        shift; new = old with its half replaced by cur + v (HADD2); seen = CAS [word], old,
+        new; until seen == old."""
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
         scope, sem = self.atom_ordering()
@@ -1508,8 +1510,15 @@ class MemorySelection:
         else:
             at = cas_at = VMem(aligned_low, 0, wide=False)
         values = [self.reg_part(v) for v in ins.srcs[1:]]
-        own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
-        self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
+        if op == "cas":          # PRMT's selector putting a value's low half in the word's half
+            place = VOp(self.mf.new_vreg())
+            low_half = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [low_half, PT, shift, RZ, PT], ndefs=2)
+            self.emit("SEL", (), [place, self.reg_part(ir.Const(self.PRMT_LOW_HALF, "u32")),
+                                  Imm(self.PRMT_HIGH_HALF), low_half])
+        else:
+            own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
+            self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
         first = VOp(self.mf.new_vreg())
         load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared::cluster": ("LD", ("E",)),
                 "shared": ("LDS", ())}[space]
@@ -1519,31 +1528,35 @@ class MemorySelection:
         loop = self.start_block("cas16")
         old, cur, half, new, seen = (VOp(self.mf.new_vreg()) for _ in range(5))
         self.emit(COPY, (), [old, first], guarded=False)
-        self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
         if op == "cas":
-            same = VOp(self.mf.new_vreg("P"))
-            cmp16, swap16 = VOp(self.mf.new_vreg()), values[1]
-            self.emit("LOP3", ("LUT",), [cmp16, values[0], Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
-            self.emit("LOP3", ("LUT",), [half, cur, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
-            self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
-            self.emit("SEL", (), [half, swap16, half, same])
-        else:
-            # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
-            self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
-                      [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+            # expected = the word with the half replaced by cmp, new = by swap; the loop goes
+            # on only while the other half moved under it (a CAS that failed on the half
+            # itself is the answer), as ptxas's loop
+            other, seen_other = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            values = [v if isinstance(v, VOp) else self.as_reg(v) for v in values]  # PRMT's c: a register
+            self.emit("PRMT", (), [cur, old, place, values[0]])
+            self.emit("PRMT", (), [new, old, place, values[1]])
+            self.emit("PRMT", (), [other, old, place, RZ])
+            self.atomic_cas_of_loop(space, sem, scope, seen, cas_at, cur, new)
+            self.emit("PRMT", (), [seen_other, seen, place, RZ])
+            done = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen_other, other, PT], ndefs=2)
+            self.emit(COPY, (), [first, seen], guarded=False)
+            self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+            self.start_block("cas16_done")
+            loop.succs.insert(0, loop)
+            loop.preds.append(loop)
+            if d is not None:
+                self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
+            return
+        self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
+        # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
+        self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
+                  [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
         self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
         self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
         self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
-        if space == "shared":
-            self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
-        else:
-            # a memory order fences each compare-and-swap of the loop, as ptxas does
-            if sem in ("release", "acq_rel"):
-                self.fences(release_fences(scope))
-            opcode = "ATOMG" if space == "global" else "ATOM"
-            self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
-            if sem in ("acquire", "acq_rel"):
-                self.fences(acquire_fences(scope))
+        self.atomic_cas_of_loop(space, sem, scope, seen, cas_at, old, new)
         done = VOp(self.mf.new_vreg("P"))
         self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
         self.emit(COPY, (), [first, seen], guarded=False)
@@ -1553,6 +1566,22 @@ class MemorySelection:
         loop.preds.append(loop)
         if d is not None:
             self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
+
+    # PRMT selectors: the word with its low (high) half replaced by the other source's low half
+    PRMT_LOW_HALF, PRMT_HIGH_HALF = 0x3254, 0x5410
+
+    def atomic_cas_of_loop(self, space: str, sem, scope, seen: VOp, cas_at: VMem, old: VOp, new: VOp):
+        """A halfword loop's compare-and-swap of its word: `seen` = CAS [word], old, new."""
+        if space == "shared":
+            self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
+            return
+        # a memory order fences each compare-and-swap of the loop, as ptxas does
+        if sem in ("release", "acq_rel"):
+            self.fences(release_fences(scope))
+        opcode = "ATOMG" if space == "global" else "ATOM"
+        self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
+        if sem in ("acquire", "acq_rel"):
+            self.fences(acquire_fences(scope))
 
     def sel_atom(self, ins):
         self.atomic(ins, ins.dests[0] if ins.dests else None)
