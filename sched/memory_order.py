@@ -11,6 +11,9 @@ may let plain loads pass each other: its `passing` accesses, or only the `passab
 disjoint stores pass each other too reordered Triton's matmul_masked tile stores and its
 loads' predicates: SM-model cycles 2905 -> 3371, docs/STATUS.md "Branch smem32"); strong and
 MMIO accesses, atomics, barriers and collectives have no range and keep every order they had.
+A read-only load (`ld.global.nc`, LDG.CONSTANT: the bytes stay unwritten for the kernel's
+whole run) needs no order after any earlier store, atomic or arrival, only after loads
+(float_asm's restrict-const halfword loads waited behind its first result's stores).
 """
 from __future__ import annotations
 
@@ -19,6 +22,11 @@ RANGED = frozenset({"LDS", "STS", "LDG", "STG", "LDL", "STL", "LD", "ST"})
 LOADS = frozenset({"LDS", "LDG", "LDL", "LD", "LDC", "LDGMC"})
 _SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
 _SINGLE = ("STRONG", "MMIO", "ARRIVE")
+
+
+def read_only_load(opcode: str, modifiers) -> bool:
+    """A load of bytes no access of the kernel writes (the non-coherent path)."""
+    return opcode == "LDG" and "CONSTANT" in modifiers
 
 
 def access_size(modifiers) -> int:
@@ -53,8 +61,10 @@ class MemoryOrder:
         self.info: dict[int, tuple] = {}        # index -> (range, is load, passing, total spaces)
         self.ancestors: dict[int, int] = {}     # index -> bit set of memory accesses before it
 
-    def before(self, j: int, spaces, rng, load: bool, passing: bool, passable: bool | None = None) -> set[int]:
-        """`passable`: whether a later `passing` access may pass this one (default: `passing`)."""
+    def before(self, j: int, spaces, rng, load: bool, passing: bool, passable: bool | None = None,
+               read_only: bool = False) -> set[int]:
+        """`passable`: whether a later `passing` access may pass this one (default: `passing`);
+        `read_only`: a read-only load, which passes every earlier access but loads."""
         preds: set[int] = set()
         covered = 0
         total = set()
@@ -67,7 +77,7 @@ class MemoryOrder:
                 if passing and pi:
                     whole = False
                     continue
-                if load != li and disjoint(rng, ri):
+                if (load != li and disjoint(rng, ri)) or (read_only and not li):
                     whole = False
                     continue
                 preds.add(i)

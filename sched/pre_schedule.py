@@ -47,7 +47,8 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, regis
 from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_liveness, unit_use_def, use_def
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import FAR_LOAD, FAR_LOADS, MEMORY, PURE, issue_order, memory_spaces
-from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged
+from ptx2sass.sched import list_schedule
+from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged, read_only_load
 
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
@@ -260,7 +261,8 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
             passing = (bool(loads_pass) and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
             passable = passing and (loads_pass != "fed" or fed[j] or not _plain_load(ins))
             for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing,
-                                  passable):
+                                  passable, read_only=list_schedule.READ_ONLY_PASS
+                                  and read_only_load(ins.opcode, ins.modifiers)):
                 edge(i, j, 1)
         for r in reads:
             if r in last_write:

@@ -14,6 +14,7 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MBlock, MInstr, VMem, VOp, VReg
 from ptx2sass.isel.common import CBANK_SPECIALS, NOT_PT, PT, RZ, _bits, _signed, _size_modifier
 from ptx2sass.variables import Placement
 from ptx2sass.isel.warp_aggregated_atomics import warp_combination
+from ptx2sass.opt.address import CP_ASYNC_OFFSET_LIMITS
 
 SP = Reg("R", 1)     # the stack pointer: local variables are at fixed offsets above it
 
@@ -392,6 +393,11 @@ class MemorySelection:
         if -self.OFFSET_LIMIT <= mem.offset < self.OFFSET_LIMIT:
             return mem
         return self.offset_added(mem)
+
+    def offset_within(self, mem: VMem, limit: int) -> VMem:
+        """`mem` for an immediate of signed `limit` reach (LDGSTS's are narrower than the
+        loads' and stores'): a wider offset is added to the base first."""
+        return mem if -limit <= mem.offset < limit else self.offset_added(mem)
 
     def offset_added(self, mem: VMem) -> VMem:
         """The same address with its offset added into a (new) base register."""
@@ -989,7 +995,8 @@ class MemorySelection:
                 (src_size is not None and not 0 <= src_size <= cp_size) or \
                 (src_size is None and not (rest and isinstance(rest[0], ir.Value))):
             raise self.unsupported("`cp.async` with this copy or source size")
-        src_mem = self.address(src, "global")
+        shared_limit, global_limit = CP_ASYNC_OFFSET_LIMITS
+        src_mem = self.offset_within(self.memory_operand(src, "global"), global_limit)
         self.mf.uses_global_descriptor = True
         if src_size is None:          # a source size in a register
             src_mem, copy_if = self.run_time_source_size(src_mem, rest[0], cp_size)
@@ -1000,7 +1007,7 @@ class MemorySelection:
                 src_mem = VMem(self.offset_added(src_mem).base, cp_size - src_size, wide=True)
         mods_out = ("E",) + (("BYPASS",) if "cg" in mods else ()) + self.COPY_SIZE[cp_size] + \
             (("ZFILL",) if zfill else ())
-        operands = [self.address(dst, "shared"), src_mem]
+        operands = [self.offset_within(self.memory_operand(dst, "shared"), shared_limit), src_mem]
         if copy_if is not None:       # LDGSTS's predicate: copy where true, zeros where false
             operands.append(copy_if)
         self.emit("LDGSTS", mods_out, operands, ndefs=0)
@@ -1478,10 +1485,12 @@ class MemorySelection:
 
     def halfword_cas_loop(self, ins, op: str, space: str, d) -> None:
         """16-bit atomics (`atom.cas.b16`, `atom.add.noftz.f16/.bf16`), as ptxas writes them: a
-        compare-and-swap loop on the aligned word holding the half (shift = its bit offset):
-        loop: old = word; cur = old >> shift; new = old with its half replaced by cur == cmp ?
-        swap : cur (cas) or cur + v (add, HADD2); seen = CAS [word], old, new; until seen ==
-        old — then d = seen >> shift."""
+        compare-and-swap loop on the aligned word holding the half (shift = its bit offset),
+        d = seen >> shift after it. cas: loop: expected, new = old with its half replaced by
+        cmp, swap (PRMT); seen = CAS [word], expected, new; old = seen; until seen's other
+        half is old's (a failure on the half itself is the answer). add: loop: cur = old >>
+        shift; new = old with its half replaced by cur + v (HADD2); seen = CAS [word], old,
+        new; until seen == old."""
         if self.guard is not None:
             raise self.unsupported(f"guarded `{ins.opcode}.{op}.{ins.type}`")
         scope, sem = self.atom_ordering()
@@ -1501,8 +1510,15 @@ class MemorySelection:
         else:
             at = cas_at = VMem(aligned_low, 0, wide=False)
         values = [self.reg_part(v) for v in ins.srcs[1:]]
-        own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
-        self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
+        if op == "cas":          # PRMT's selector putting a value's low half in the word's half
+            place = VOp(self.mf.new_vreg())
+            low_half = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [low_half, PT, shift, RZ, PT], ndefs=2)
+            self.emit("SEL", (), [place, self.reg_part(ir.Const(self.PRMT_LOW_HALF, "u32")),
+                                  Imm(self.PRMT_HIGH_HALF), low_half])
+        else:
+            own = VOp(self.mf.new_vreg())        # the half's bits in the word: 0xffff << shift
+            self.emit("SHF", ("L", "U32"), [own, self.reg_part(ir.Const(0xFFFF, "u32")), shift, RZ])
         first = VOp(self.mf.new_vreg())
         load = {"global": ("LDG", ("E",)), "generic": ("LD", ("E",)), "shared::cluster": ("LD", ("E",)),
                 "shared": ("LDS", ())}[space]
@@ -1512,31 +1528,35 @@ class MemorySelection:
         loop = self.start_block("cas16")
         old, cur, half, new, seen = (VOp(self.mf.new_vreg()) for _ in range(5))
         self.emit(COPY, (), [old, first], guarded=False)
-        self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
         if op == "cas":
-            same = VOp(self.mf.new_vreg("P"))
-            cmp16, swap16 = VOp(self.mf.new_vreg()), values[1]
-            self.emit("LOP3", ("LUT",), [cmp16, values[0], Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
-            self.emit("LOP3", ("LUT",), [half, cur, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
-            self.emit("ISETP", ("EQ", "U32", "AND"), [same, PT, half, cmp16, PT], ndefs=2)
-            self.emit("SEL", (), [half, swap16, half, same])
-        else:
-            # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
-            self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
-                      [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
+            # expected = the word with the half replaced by cmp, new = by swap; the loop goes
+            # on only while the other half moved under it (a CAS that failed on the half
+            # itself is the answer), as ptxas's loop
+            other, seen_other = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+            values = [v if isinstance(v, VOp) else self.as_reg(v) for v in values]  # PRMT's c: a register
+            self.emit("PRMT", (), [cur, old, place, values[0]])
+            self.emit("PRMT", (), [new, old, place, values[1]])
+            self.emit("PRMT", (), [other, old, place, RZ])
+            self.atomic_cas_of_loop(space, sem, scope, seen, cas_at, cur, new)
+            self.emit("PRMT", (), [seen_other, seen, place, RZ])
+            done = VOp(self.mf.new_vreg("P"))
+            self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen_other, other, PT], ndefs=2)
+            self.emit(COPY, (), [first, seen], guarded=False)
+            self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
+            self.start_block("cas16_done")
+            loop.succs.insert(0, loop)
+            loop.preds.append(loop)
+            if d is not None:
+                self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
+            return
+        self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
+        # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
+        self.emit("HADD2", ("BF16_V2",) if ins.type == "bf16" else (),
+                  [half, replace(cur, suffix=("H0_H0",)), replace(values[0], suffix=("H0_H0",))])
         self.emit("LOP3", ("LUT",), [half, half, Imm(0xFFFF), RZ, Imm(0xC0), NOT_PT])
         self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
         self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
-        if space == "shared":
-            self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
-        else:
-            # a memory order fences each compare-and-swap of the loop, as ptxas does
-            if sem in ("release", "acq_rel"):
-                self.fences(release_fences(scope))
-            opcode = "ATOMG" if space == "global" else "ATOM"
-            self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
-            if sem in ("acquire", "acq_rel"):
-                self.fences(acquire_fences(scope))
+        self.atomic_cas_of_loop(space, sem, scope, seen, cas_at, old, new)
         done = VOp(self.mf.new_vreg("P"))
         self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
         self.emit(COPY, (), [first, seen], guarded=False)
@@ -1546,6 +1566,22 @@ class MemorySelection:
         loop.preds.append(loop)
         if d is not None:
             self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
+
+    # PRMT selectors: the word with its low (high) half replaced by the other source's low half
+    PRMT_LOW_HALF, PRMT_HIGH_HALF = 0x3254, 0x5410
+
+    def atomic_cas_of_loop(self, space: str, sem, scope, seen: VOp, cas_at: VMem, old: VOp, new: VOp):
+        """A halfword loop's compare-and-swap of its word: `seen` = CAS [word], old, new."""
+        if space == "shared":
+            self.emit("ATOMS", ("CAS",), [seen, cas_at, old, new])
+            return
+        # a memory order fences each compare-and-swap of the loop, as ptxas does
+        if sem in ("release", "acq_rel"):
+            self.fences(release_fences(scope))
+        opcode = "ATOMG" if space == "global" else "ATOM"
+        self.emit(opcode, ("E", "CAS", "STRONG", scope), [PT, seen, cas_at, old, new], ndefs=2)
+        if sem in ("acquire", "acq_rel"):
+            self.fences(acquire_fences(scope))
 
     def sel_atom(self, ins):
         self.atomic(ins, ins.dests[0] if ins.dests else None)
