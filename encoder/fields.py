@@ -364,7 +364,10 @@ def canonical(view: View, numbers: Numbering) -> tuple:
     the table reads a word back as the text that was meant."""
     ops = []
     for op in [view.guard or "PT", *view.operands]:
-        shape, nums = operand_shape(op.strip(), numbers)
+        op = op.strip()
+        if op.startswith("c[") and op.endswith("][RZ]"):    # nvdisasm's spelling of offset 0
+            op = op[:-3] + "0x0]"
+        shape, nums = operand_shape(op, numbers)
         ops.append((ungapped(shape), tuple(_float_key(n) if isinstance(n, str) else n for n in nums)))
     return tuple(view.tokens), tuple(ops)
 
