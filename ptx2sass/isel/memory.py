@@ -1539,15 +1539,7 @@ class MemorySelection:
             self.emit("PRMT", (), [other, old, place, RZ])
             self.atomic_cas_of_loop(space, sem, scope, seen, cas_at, cur, new)
             self.emit("PRMT", (), [seen_other, seen, place, RZ])
-            done = VOp(self.mf.new_vreg("P"))
-            self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen_other, other, PT], ndefs=2)
-            self.emit(COPY, (), [first, seen], guarded=False)
-            self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
-            self.start_block("cas16_done")
-            loop.succs.insert(0, loop)
-            loop.preds.append(loop)
-            if d is not None:
-                self.emit("SHF", ("R", "U32", "HI"), [self.dst(d), RZ, shift, seen])
+            self._close_cas16_loop(loop, seen_other, other, first, seen, d, shift)
             return
         self.emit("SHF", ("R", "U32", "HI"), [cur, RZ, shift, old])
         # (bf16, sm_90+ as the frontend allows it: HADD2.BF16_V2, as ptxas)
@@ -1557,8 +1549,13 @@ class MemorySelection:
         self.emit("SHF", ("L", "U32"), [half, half, shift, RZ])
         self.emit("LOP3", ("LUT",), [new, old, own, half, Imm(0xBA), NOT_PT])        # (a & ~b) | c
         self.atomic_cas_of_loop(space, sem, scope, seen, cas_at, old, new)
+        self._close_cas16_loop(loop, seen, old, first, seen, d, shift)
+
+    def _close_cas16_loop(self, loop, got, want, first, seen, d, shift) -> None:
+        """The 16-bit CAS loop's back edge (again while `got` != `want`, the word seen carried
+        round as `first`) and the half the statement returns, from the word seen."""
         done = VOp(self.mf.new_vreg("P"))
-        self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, seen, old, PT], ndefs=2)
+        self.emit("ISETP", ("EQ", "U32", "AND"), [done, PT, got, want, PT], ndefs=2)
         self.emit(COPY, (), [first, seen], guarded=False)
         self.out.append(MInstr("BRA", (), [Label(loop.name)], 0, VOp(done.reg, inv=True), self.line))
         self.start_block("cas16_done")
