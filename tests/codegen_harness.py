@@ -189,3 +189,19 @@ def registers_against_ptxas(ptx: str, arch: str, out_shape: tuple, data: np.ndar
         regs.append(load_program(cubin, "k").regcount)
     assert outs[0].tobytes() == outs[1].tobytes()
     return regs[0], regs[1]
+
+
+def assert_refused_in_ptxas_words(ptx: str, arch: str) -> None:
+    """ptxas refuses `ptx` for `arch` and ours refuses it with the same error lines, in order
+    (the text after each `error   : `)."""
+    import pytest
+
+    from ptx2sass import CompileError
+    theirs = oracle.ptxas(ptx, arch)
+    assert not theirs.ok
+    want = [line.split("error   : ")[1] for line in theirs.stderr.splitlines() if "error   :" in line]
+    with pytest.raises(CompileError) as e:
+        codegen.compile_ptx(ptx, arch)
+    got = [line.split("error   : ")[1] for d in e.value.diagnostics for line in str(d).splitlines()
+           if "error   :" in line]
+    assert got == want

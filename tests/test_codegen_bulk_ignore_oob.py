@@ -15,9 +15,10 @@ import re
 import numpy as np
 import pytest
 
-from ptx2sass import CompileError, codegen, oracle
+from ptx2sass import codegen, oracle
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import run
+from codegen_harness import assert_refused_in_ptxas_words
 
 SHARED = 256                     # the shared buffer: 32 threads x 8 bytes
 SENTINEL = 0xA5                  # every shared byte before the copy
@@ -185,14 +186,7 @@ REFUSALS = [
 @pytest.mark.parametrize("v,arch,line", REFUSALS)
 def test_refusals_in_ptxas_words(v, arch, line):
     ptx = REFUSAL_KERNEL.format(v=v, arch=arch, line=line)
-    theirs = oracle.ptxas(ptx, arch)
-    assert not theirs.ok
-    want = [l.split("error   : ")[1] for l in theirs.stderr.splitlines() if "error   :" in l]
-    with pytest.raises(CompileError) as e:
-        codegen.compile_ptx(ptx, arch)
-    got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
-           if "error   :" in l]
-    assert got == want
+    assert_refused_in_ptxas_words(ptx, arch)
 
 
 # the whole family's target and version messages (frontend/bulk_copy_checks.feature_problems;
@@ -228,11 +222,4 @@ FAMILY = [
 @pytest.mark.parametrize("line", FAMILY)
 def test_family_feature_messages_in_ptxas_words(v, arch, line):
     ptx = REFUSAL_KERNEL.format(v=v, arch=arch, line=line.replace("%r2", "%r1"))
-    theirs = oracle.ptxas(ptx, arch)
-    assert not theirs.ok
-    want = [l.split("error   : ")[1] for l in theirs.stderr.splitlines() if "error   :" in l]
-    with pytest.raises(CompileError) as e:
-        codegen.compile_ptx(ptx, arch)
-    got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
-           if "error   :" in l]
-    assert got == want
+    assert_refused_in_ptxas_words(ptx, arch)

@@ -20,6 +20,7 @@ from ptx2sass.emu import ops_bulk, registry
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.lanes import PerWarp
 from ptx2sass.emu.launch import Param, forget_programs, run
+from codegen_harness import assert_refused_in_ptxas_words
 
 HEAD = """.version {v}
 .target {arch}
@@ -526,14 +527,7 @@ def test_sm100a_modes_refused_by_target_in_ptxas_words(line, arch):
     """Where ptxas refuses a mode by target, ours refuses it with the same messages (it
     compiled none of them before, "not supported yet" on every target)."""
     ptx = REFUSAL_KERNEL.format(v="8.7", arch=arch, line=line)
-    theirs = oracle.ptxas(ptx, arch)
-    assert not theirs.ok
-    want = [l.split("error   : ")[1] for l in theirs.stderr.splitlines() if "error   :" in l]
-    with pytest.raises(CompileError) as e:
-        codegen.compile_ptx(ptx, arch)
-    got = [l.split("error   : ")[1] for d in e.value.diagnostics for l in str(d).splitlines()
-           if "error   :" in l]
-    assert got == want
+    assert_refused_in_ptxas_words(ptx, arch)
 
 
 @pytest.mark.parametrize("seed", range(0, 100, 10))
