@@ -38,6 +38,7 @@ ATOMICS = ("atom",)          # a loop of `red` gets none (ptxas 13.5)
 # the H200 ran our histogram kernel's BAR.SYNC with the warp still split (GPU runs 25-26:
 # CUDA_ERROR_ILLEGAL_INSTRUCTION once, every bin counted twice the next time)
 CTA_BARRIERS = frozenset({"BAR"})
+_WHOLE_WARP_AFTER_YIELD = WHOLE_WARP | CTA_BARRIERS
 STRONG = ("volatile", "relaxed", "acquire", "release")
 STRONG_ACCESSES = ("ld", "st")
 
@@ -110,14 +111,14 @@ def _meet_after_yields(mf: MFunction, yielded: list) -> None:
     run 12), so a BSYNC no longer makes the warp whole: ptxas guards each full-mask
     collective that may follow a YIELD (BRA.DIV to a `WARPSYNC 0xffffffff` path); ours gets
     that WARPSYNC in front; CTA barriers too (ptxas: a WARPSYNC before each). The whole-warp
-    tensor-core instructions too (ptxas: `WARPSYNC
-    0xffffffff` before the MOVM/HMMA of a wmma.mma after such a loop; fuzz campaign 9 seed
-    20008960, our HMMA run by part of the warp under explicit reconvergence)."""
+    tensor-core instructions too (ptxas: `WARPSYNC 0xffffffff` before the MOVM/HMMA of a
+    wmma.mma after such a loop; fuzz campaign 9 seed 20008960, our HMMA run by part of the
+    warp under explicit reconvergence)."""
     if not yielded:
         return
     after = reachable(*yielded)
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
-    collectives |= {id(mi) for b in after for mi in b.instrs if mi.opcode in WHOLE_WARP or mi.opcode in CTA_BARRIERS}
+    collectives |= {id(mi) for b in after for mi in b.instrs if mi.opcode in _WHOLE_WARP_AFTER_YIELD}
     if collectives:
         for b in after:
             meet_before_collectives(b, collectives)

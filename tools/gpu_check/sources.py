@@ -9,6 +9,7 @@ tinygrad itself in a batch (`tools.emu_testing.tinygrad_references`), so its lau
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -418,7 +419,12 @@ def _wgmma_keys() -> list[str]:
 # ptxas's cubin, and ptxas's outputs ours. The bundle's arch picks the modules built for it;
 # cluster launches are left out (the GPU check launches without cluster dimensions).
 
+REALWORLD_ARCH = os.environ.get("PTX2SASS_GPU_REALWORLD_ARCH", "sm_90")
+
+
+@functools.cache
 def _realworld_kernels() -> dict[str, tuple[dict, dict]]:
+    """Launch key -> (module, kernel) of the manifest, read once per process."""
     from tools import realworld as rw
     out = {}
     for m in rw.manifest():
@@ -430,9 +436,6 @@ def _realworld_kernels() -> dict[str, tuple[dict, dict]]:
                 name = k["entry"] if len(k["entry"]) <= 40 else f"k{i}"
                 out[f"{Path(m['ptx']).stem}.{name}"] = (m, k)
     return out
-
-
-REALWORLD_ARCH = os.environ.get("PTX2SASS_GPU_REALWORLD_ARCH", "sm_90")
 
 
 def _realworld_launch(key: str) -> Launch:
@@ -448,8 +451,7 @@ def _realworld_launch(key: str) -> Launch:
             params.append({"buffer": name})
             outputs.append({"buffer": name, "check": {"kind": "bits", "dtype": _NUMPY_NAMES[v.dtype]}})
         elif isinstance(v, np.generic):
-            value = v.item()
-            params.append({"type": _NUMPY_NAMES[v.dtype], "value": value})
+            params.append({"type": _NUMPY_NAMES[v.dtype], "value": v.item()})
         else:                                   # a by-value aggregate (emu Param "bytes")
             params.append({"type": "bytes", "value": bytes(v.value).hex()})
     path = rw.CORPUS / module["ptx"]
