@@ -7,7 +7,6 @@ integer extremes) and random ones, and so does the instruction's semantics handl
 machine's NumPy arrays: registers, predicates, uniform registers, memory and the next PC
 must be equal. Then whole launches: every one-thread ZLUDA launch with the scalar path and
 without it gives the same outputs, instruction counts and faults."""
-import math
 
 import numpy as np
 import pytest
@@ -37,18 +36,7 @@ EDGES = [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF,
          0x7FF80000, 0x000FFFFF, 0x7FEFFFFF, 0x3FF00000, 0x00100000, 0x0000FFFF, 0x00008000]
 
 
-def _one_thread_programs():
-    out = []
-    if not testing.ZLUDA_DIR.joinpath("manifest.json").is_file():
-        return out
-    for entry in testing.zluda_manifest():
-        cubin = testing.zluda_cubin(entry)
-        if cubin is not None and math.prod(entry["grid"]) * math.prod(entry["block"]) == 1:
-            out.append((entry, load_program(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))))
-    return out
-
-
-ONE_THREAD = _one_thread_programs()
+ONE_THREAD = testing.zluda_one_thread_programs()
 
 
 def _tinygrad_programs():

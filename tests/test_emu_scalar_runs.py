@@ -5,7 +5,6 @@ and without fused runs (`MAX_RUN = 0`: none made): outputs, warp- and thread-ins
 counts equal, and with budgets that run out before, inside and after the kernel's runs.
 A step that raises inside a run (an LD or ST off its fast path, here a fault) is where the
 machine takes over: the fault, its offset and the counts equal the unfused path's."""
-import math
 
 import pytest
 
@@ -13,23 +12,11 @@ from tools import emu_testing as testing
 from ptx2sass.emu import scalar_runs
 from ptx2sass.emu.errors import EmuFault
 from ptx2sass.emu.launch import Launch, Param
-from ptx2sass.emu.loader import load_program
 
 BAD = 0x7000_0000_0000      # an address no buffer holds
 
 
-def _programs():
-    out = []
-    if not testing.ZLUDA_DIR.joinpath("manifest.json").is_file():
-        return out
-    for entry in testing.zluda_manifest():
-        cubin = testing.zluda_cubin(entry)
-        if cubin is not None and math.prod(entry["grid"]) * math.prod(entry["block"]) == 1:
-            out.append((entry, load_program(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))))
-    return out
-
-
-PROGRAMS = _programs()
+PROGRAMS = testing.zluda_one_thread_programs()
 
 
 def _forget_runs(program) -> None:

@@ -53,6 +53,19 @@ def zluda_cubin(entry: dict, arch: str = "sm_89") -> bytes | None:
     return run.output if run.ok else None
 
 
+def zluda_one_thread_programs() -> list[tuple[dict, object]]:
+    """(entry, freshly loaded program) of every ZLUDA kernel ptxas builds that launches one
+    thread (the scalar interpreter's corpus); [] without the corpus."""
+    if not ZLUDA_DIR.joinpath("manifest.json").is_file():
+        return []
+    out = []
+    for entry in zluda_manifest():
+        cubin = zluda_cubin(entry)
+        if cubin is not None and np.prod(entry["grid"]) * np.prod(entry["block"]) == 1:
+            out.append((entry, load_program(cubin, entry["kernel"], cubin_listing_decoder(cubin))))
+    return out
+
+
 def _timing_model(timing):
     """The hazard/cycle model class for a launch: `timing` if given, else the plain one."""
     if timing is not None:
