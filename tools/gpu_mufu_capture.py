@@ -94,6 +94,38 @@ def sweeps() -> list[tuple[str, str, int, int, int]]:
     return out
 
 
+def validation_sweeps() -> list[tuple[str, str, int, int, int]]:
+    """The second capture: what the first one's models (emu/mufu_measured.py) predict but
+    were not measured on (negative inputs, every exponent, the range ends), then data for
+    the functions not yet modelled (LG2 at every exponent, SIN/COS over [2^-24, 1), TANH)."""
+    out = []
+
+    def sampled(fn, exponent, sign=0, step=8):
+        out.append((f"{fn}_e{exponent}{'_neg' if sign else ''}_s{step}", fn, _f32(exponent, sign), step,
+                    MANTISSAS // step))
+
+    for exponent in (0, 1, 2, 3, 126, 127, 128, 252, 253, 254):
+        sampled("rcp", exponent, 1)
+        sampled("rcp", exponent, 0, 64)
+    for fn in ("rsq", "sqrt"):
+        for exponent in (0, 1, 2, 253, 254):
+            sampled(fn, exponent, 0, 64)
+        sampled(fn, 127, 1, 64)
+    for exponent in range(96, 136):
+        sampled("ex2", exponent, 0, 64)
+        sampled("ex2", exponent, 1, 64)
+    out.append(("ex2_specials", "ex2", 0x7F7FFF00, 1, 512))           # max normal .. inf .. NaNs
+    out.append(("ex2_specials_neg", "ex2", 0xFF7FFF00, 1, 512))
+    for exponent in range(1, 255):
+        sampled("lg2", exponent, 0, 16)
+    for fn in ("sin", "cos"):
+        for exponent in range(103, 127):
+            out.append((f"{fn}_e{exponent}", fn, _f32(exponent), 1, MANTISSAS))
+    for exponent in range(100, 134):
+        sampled("tanh", exponent, 0, 16)
+    return out
+
+
 # --------------------------------------------------------------------------- prepare
 
 def kernel_ptx(fn: str, arch: str) -> str:
@@ -175,7 +207,7 @@ def _set_prescale_to_one(cubin: bytes, arch: str) -> tuple[bytes, int]:
     return bytes(data), changed
 
 
-def prepare(out: Path, arch: str) -> None:
+def prepare(out: Path, arch: str, second: bool = False) -> None:
     from ptx2sass import oracle
     out.mkdir(parents=True, exist_ok=True)
     cubins = {}
@@ -194,7 +226,8 @@ def prepare(out: Path, arch: str) -> None:
             raise SystemExit(f"mufu_{fn}: expected two {mufu}, got {mufus}")
         (out / f"mufu_{fn}.cubin").write_bytes(cubin)
         cubins[fn] = hashlib.sha256(cubin).hexdigest()
-    manifest = {"arch": arch, "cubins": cubins, "sweeps": sweeps(), "block": BLOCK}
+    manifest = {"arch": arch, "cubins": cubins, "sweeps": validation_sweeps() if second else sweeps(),
+                "block": BLOCK}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     print(f"mufu bundle for {arch}: {len(cubins)} cubins, {len(manifest['sweeps'])} sweeps in {out}")
 
@@ -277,6 +310,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare")
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--out", type=Path, default=Path(".mufu_bundle"))
+    p.add_argument("--second", action="store_true", help="the validation sweeps (second capture)")
     r = sub.add_parser("run")
     r.add_argument("--bundle", type=Path, default=Path(".mufu_bundle"))
     r.add_argument("--out", type=Path, required=True)
@@ -287,7 +321,7 @@ def main(argv=None) -> int:
     r.add_argument("--select", help="regular expression on sweep names")
     a = ap.parse_args(argv)
     if a.cmd == "prepare":
-        prepare(a.out, a.arch)
+        prepare(a.out, a.arch, a.second)
         return 0
     return run(a.bundle, a.out, a.device, int(a.budget_mb * 2**20), int(a.file_mb * 2**20), a.scale, a.select)
 
