@@ -563,7 +563,7 @@ def _bmsk(step, vector, x):
     d, a, b = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[2], neg=False)
     if None in (d, a, b):
         return None
-    cap = 31 if "W" in mods else 0xFF
+    cap = 31 if "W" in mods else M32        # clamp: the whole register is compared with 32
 
     def bmsk(w, s, active, mask):
         pos, width = a(w) & cap, b(w) & cap
