@@ -58,9 +58,9 @@ _SPACES = {"LDG": ("global",), "STG": ("global",), "LDGMC": ("global",), "LDS": 
            "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local"),
            "ATOMS": ("shared",), "ATOMG": ("global",), "RED": ("global",), "REDG": ("global",),
            "ATOM": ("global", "shared", "local"),
-           # sched.pre_schedule moves BAR.SYNC and the warp's votes, shuffles and reductions ("warp")
+           # sched.pre_schedule moves BAR.SYNC and the warp's votes, shuffles, matches and reductions ("warp")
            "BAR": ("global", "shared", "local", "const", "warp"), "VOTE": ("warp",), "SHFL": ("warp",),
-           "REDUX": ("warp",)}
+           "REDUX": ("warp",), "MATCH": ("warp",)}
 _EVERY_SPACE = ("global", "shared", "local", "const")
 
 
