@@ -48,7 +48,7 @@ from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_l
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import FAR_LOAD, FAR_LOADS, MEMORY, PURE, issue_order, memory_spaces
 from ptx2sass.sched import list_schedule
-from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged, read_only_load
+from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged, read_only_load, strong_store
 
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
@@ -313,7 +313,8 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
             passable = passing and (loads_pass != "fed" or fed[j] or not _plain_load(ins))
             for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing,
                                   passable, read_only=list_schedule.READ_ONLY_PASS
-                                  and read_only_load(ins.opcode, ins.modifiers)):
+                                  and read_only_load(ins.opcode, ins.modifiers),
+                                  strong=strong_store(ins.opcode, ins.modifiers)):
                 edge(i, j, 1)
         for r in reads:
             if r in last_write:
