@@ -635,6 +635,8 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
+        # the cache-operator options (ptx2sass.cache_operators)
+        **{name.replace("-", "_"): cl.get(name) for name in opt.CACHE_OPERATORS},
         "uniform_datapath": cl.get("uniform-datapath", None),     # None: the target's default
         "maxrregcount": maxrregcount.limit if maxrregcount else None,
         "lineinfo": cl.flag("generate-line-info"),

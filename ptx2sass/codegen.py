@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ptx2sass import abi, grid_attributes, ir, slow_paths
+from ptx2sass import abi, cache_operators, grid_attributes, ir, slow_paths
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info, is_virtual_arch
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used, reg_reconfig,
                                             sparse_mma_mask)
@@ -865,6 +865,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                           if not opcodes[fn.name].isdisjoint(DESCRIPTOR_SIZE_SYMBOLS)
                                           for s in descriptor_size_symbols(fn)))
     istypep_used = any("istypep" in found for found in opcodes.values())
+    cache_operators.apply(module, options or {})
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))

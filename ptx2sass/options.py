@@ -92,9 +92,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("compiler-annotations", "annotate", FLAG,
            "Record compiler-internal notes in the output.", effect=ACCEPTED),
     Option("def-load-cache", "dlcm", STRING,
-           "Cache operator for global/generic loads that name none.", effect=ACCEPTED),
+           "Cache operator for global/generic loads that name none.", effect=USED),
     Option("def-store-cache", "dscm", STRING,
-           "Cache operator for global/generic stores that name none.", effect=ACCEPTED),
+           "Cache operator for global/generic stores that name none.", effect=USED),
     Option("device-debug", "g", FLAG, "Emit debug information for the device code."),
     Option("device-function-maxrregcount", "func-maxrregcount", STRING,
            "With -c: register budget for non-entry functions (overrides -maxrregcount "
@@ -119,9 +119,9 @@ OPTIONS: tuple[Option, ...] = (
            "Allow (true) or forbid (false) contracting a multiply and an add into one "
            "fused multiply-add.", "<true|false>", default="true"),
     Option("force-load-cache", "flcm", STRING,
-           "Cache operator forced on every global/generic load.", effect=ACCEPTED),
+           "Cache operator forced on every global/generic load.", effect=USED),
     Option("force-store-cache", "fscm", STRING,
-           "Cache operator forced on every global/generic store.", effect=ACCEPTED),
+           "Cache operator forced on every global/generic store.", effect=USED),
     Option("g-tensor-memory-access-check", "g-tmem-access-check", FLAG,
            "Check tcgen05 tensor-memory accesses (on by default with -g).", effect=ACCEPTED),
     Option("generate-line-info", "lineinfo", FLAG,
