@@ -475,9 +475,12 @@ def _apply_launch_bounds(module, cl: CommandLine, report: Reporter) -> None:
 def _warn_unfit_minnctapersm(module, arch: str, report: Reporter) -> None:
     """ptxas's warning for an entry whose `.minnctapersm` CTAs of `.maxntid`/`.reqntid`
     threads cannot be resident on one SM (the code generator then ignores the directive)."""
-    from ptx2sass.encoder.arch import target
+    from ptx2sass.encoder.arch import UnknownArch, target
     from ptx2sass.launch_bounds import ignored_minnctapersm
-    info = target(arch)
+    try:
+        info = target(arch)
+    except UnknownArch:
+        return          # no code generator for it: the back end says so
     for fn in reversed(list(module.entries())):      # ptxas's order: the last entry first
         args = {d.name: d.args for d in fn.directives}
         dims = args.get(".maxntid") or args.get(".reqntid")
@@ -1015,6 +1018,8 @@ def run(argv: list[str]) -> int:
     if not cl.inputs and not cl.get("input-as-string"):
         sys.stdout.write(help_text())
         return EXIT_OK
+    if cl.get("gpu-name") in opt.UNSUPPORTED_GPU_NAMES:
+        raise UsageError(f"Unsupported gpu architecture '{cl.get('gpu-name')}'")
     return _compile(cl, report)
 
 

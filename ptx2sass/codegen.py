@@ -824,9 +824,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     from ptx2sass.encoder.cubin_builder import build_cubin
     try:
         info = arch_info(arch)
-    except UnknownArch as e:
-        raise CompileError(str(e)) from None
-    if not info.codegen:
+    except UnknownArch:
+        info = None
+    if info is None or not info.codegen:
         supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
         raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))

@@ -74,6 +74,9 @@ def _gpu_names() -> tuple[str, ...]:
 
 GPU_NAMES = _gpu_names()
 DEFAULT_GPU_NAME = "sm_75"
+# Listed among --gpu-name's values, but refused once there is something to compile
+# ("Unsupported gpu architecture"): the architecture-specific LTO targets.
+UNSUPPORTED_GPU_NAMES = tuple(n for n in GPU_NAMES if n.startswith("lto_") and n.endswith("a"))
 
 OPTIONS: tuple[Option, ...] = (
     Option("Ofast-compile", "Ofc", STRING,
