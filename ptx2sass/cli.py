@@ -827,6 +827,20 @@ def _entry_names(module) -> list[str]:
             if getattr(item, "kind", None) == ".entry" and getattr(item, "body", None)]
 
 
+def _select_entries(module, names: list[str]) -> None:
+    """--entry in a whole program (ptxas 13.5.37 keeps every function under -c and -g): only
+    the named kernels are compiled, in the order named (the cubin lists them last-named
+    first, as it lists a module's kernels); the functions only the others call go with them."""
+    slots = [i for i, item in enumerate(module.items)
+             if getattr(item, "kind", None) == ".entry" and getattr(item, "body", None)]
+    by_name = {module.items[i].name: module.items[i] for i in slots}
+    chosen = [by_name[n] for n in names if n in by_name]
+    for i, item in zip(slots, chosen):
+        module.items[i] = item
+    dropped = set(slots[len(chosen):])
+    module.items = [item for i, item in enumerate(module.items) if i not in dropped]
+
+
 def _compile(cl: CommandLine, report: Reporter) -> int:
     arch = cl.get("gpu-name", opt.DEFAULT_GPU_NAME)
     _check_option_conflicts(cl, report)
@@ -897,6 +911,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     for name in dict.fromkeys(cl.get("entry") or ()):
         if name not in known and not _is_virtual(arch):
             return report.fatal(f"Unknown function {name}")
+    if cl.get("entry") and not cl.flag("compile-only") and not _targets_debug(module) \
+            and not cl.flag("device-debug"):
+        _select_entries(module, list(dict.fromkeys(cl.get("entry"))))
 
     if cl.flag(DUMP_IR.name):
         from ptx2sass import ir
@@ -958,7 +975,12 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return report.fatal(ABORTED)
 
     if cl.flag("verbose") or cl.flag("verbose2"):
-        for text_line in _verbose_lines(cubin, arch, module, maxrregcount, options, started):
+        lines = _verbose_lines(cubin, arch, module, maxrregcount, options, started)
+        if cl.flag("verbose2"):
+            from ptx2sass.codegen import keeps_functions
+            lines = processing_lines(lines, module, bool(options.get("compile_only"))
+                                     or keeps_functions(module, options)) + lines
+        for text_line in lines:
             if text_line.startswith("    "):
                 report.line(text_line)
             else:
@@ -990,6 +1012,15 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     lines = register_override_lines(module, bytes(cubin), limit) if limit else []
     return lines + resource_lines(bytes(cubin), arch, options.get("spill_report") or {}, times,
                                   functions, options.get("frame_report"))
+
+
+def processing_lines(verbose: list[str], module, separate: bool) -> list[str]:
+    """-v2's "Processing" line per function ptxas compiles on its own, in -v's order:
+    every function where they stay out of line (-c, -g), else the entries only."""
+    entries = {f.name for f in module.functions() if f.kind == ".entry"}
+    names = [m.group(1) for m in map(re.compile(r"Function properties for (.+)$").match, verbose)
+             if m]
+    return [f"Processing {n}" for n in names if separate or n in entries]
 
 
 def run(argv: list[str]) -> int:

@@ -626,3 +626,77 @@ def test_example_for_hopper(arch, tmp_path, capsys, monkeypatch):
         outs.append(c)
     assert (outs[0] == outs[1]).all()
     assert (outs[0][:n] == a[:n] + b[:n]).all() and not outs[0][n:].any()
+
+
+# -v2's "Processing" lines ------------------------------------------------------------------
+
+CALLER = GOOD.replace(".visible .entry k(", """.func (.param .b32 r) twice(.param .b32 a)
+{
+\t.reg .b32 %t<3>;
+\tld.param.b32 %t1, [a];
+\tadd.s32 %t2, %t1, %t1;
+\tst.param.b32 [r], %t2;
+\tret;
+}
+
+.visible .func (.param .b32 r) thrice(.param .b32 a)
+{
+\t.reg .b32 %t<3>;
+\tld.param.b32 %t1, [a];
+\tmul.lo.s32 %t2, %t1, 3;
+\tst.param.b32 [r], %t2;
+\tret;
+}
+
+.visible .entry k(""").replace("mov.u32 %r1, 7;", """ld.global.u32 %r1, [%rd1];
+\t{
+\t.param .b32 a0;
+\t.param .b32 r0;
+\tst.param.b32 [a0], %r1;
+\tcall.uni (r0), twice, (a0);
+\tld.param.b32 %r1, [r0];
+\tst.param.b32 [a0], %r1;
+\tcall.uni (r0), thrice, (a0);
+\tld.param.b32 %r1, [r0];
+\t}""") + GOOD[GOOD.index(".visible"):].replace(".entry k(", ".entry k2(")
+
+
+@pytest.mark.parametrize("options", ["-v2", "-v2 -c", "-v2 -g", "-v2 -e k2", "-v2 -v"])
+def test_verbose2_names_each_function_it_processes(options, tmp_path, capsys, monkeypatch):
+    """ptxas -v2 says "Processing NAME" for each function it compiles on its own (the
+    entries; every function under -c and -g), in -v's order, before its other lines."""
+    argv = ["-arch=sm_89", *options.split(), "caller.ptx", "-o", "out.cubin"]
+    theirs = oracle._run_cached("ptxas", argv, {"caller.ptx": CALLER.encode()}, "out.cubin")
+    assert theirs.ok, theirs.stderr
+    (tmp_path / "caller.ptx").write_text(CALLER)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert cli.main(argv) == 0
+    ours = capsys.readouterr().err
+
+    def processing(err: str) -> list[str]:
+        infos = [line.split(":", 1)[1].strip() for line in err.splitlines() if " info " in line]
+        count = next((i for i, t in enumerate(infos) if not t.startswith("Processing ")), len(infos))
+        return infos[:count]
+    expected = processing(theirs.stderr)
+    assert expected and processing(ours) == expected
+
+
+@pytest.mark.parametrize("options", ["-e k2", "-e k", "--entry=k,k2", "-e k2 -e k",
+                                     "-lineinfo -e k2", "-g -e k2"])
+def test_entry_compiles_the_named_kernels_in_their_order(options, tmp_path, capsys, monkeypatch):
+    """--entry in a whole program: only the named kernels (and what they call), the cubin
+    listing them last-named first; -g keeps every kernel (ptxas 13.5.37). (-e was accepted
+    and ignored: every kernel was compiled.)"""
+    from ptx2sass.encoder.cubin import read_cubin
+    argv = ["-arch=sm_89", *options.split(), "caller.ptx", "-o", "out.cubin"]
+    theirs = oracle._run_cached("ptxas", argv, {"caller.ptx": CALLER.encode()}, "out.cubin")
+    assert theirs.ok, theirs.stderr
+    (tmp_path / "caller.ptx").write_text(CALLER)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    ours = (tmp_path / "out.cubin").read_bytes()
+
+    def kernels(cubin: bytes) -> list[str]:
+        return [k.name for k in read_cubin(cubin).kernels if k.is_entry]
+    assert kernels(ours) == kernels(theirs.output)
