@@ -377,6 +377,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 bank4: list[str] = (), var_relocations: dict | None = None,
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
+                tool_args: str | None = None, tool_object: str = "",
                 relocatable: bool = False, extern_variables: list[tuple[str, int, int, str]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
                 debug_sections: list = (), device_debug: bool = False,
@@ -397,7 +398,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     (byte offset in the variable, symbol name, addend), written as R_CUDA_G64 entries of
     `.rel.<section>` (addend 0) and `.rela.<section>`.
     `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
-    `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
+    `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass), with
+    `tool_args` as its command line (ptxas's form, ptx2sass.tool_arguments) when given
+    and `tool_object` the output file's name (ptxas -g records it).
     The given kernels are not modified: the cubin holds copies.
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89 and sm_90; sm_90's
     differences are marked where made): variables as
@@ -479,7 +482,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=None,
               tkinfo=toolkit or ToolkitInfo("ptx2sass",
                                             f"ptx2sass {__version__} (ptxas 13.5 compatible)",
-                                            "ptx2sass", f"-arch {arch} " + ("-c " if relocatable else "")),
+                                            "ptx2sass", tool_args if tool_args is not None
+                                            else f"-arch {arch} " + ("-c " if relocatable else ""),
+                                            object_name=tool_object),
               cuinfo=CudaInfo(vsm, toolkit_version))
     # Module data sections, one per kind of variable, in the order first used.
     groups: dict[str, list[GlobalVar]] = {}

@@ -22,6 +22,7 @@ import time
 
 from ptx2sass.errors import CompileError, format_diagnostic
 from ptx2sass import options as opt
+from ptx2sass.tool_arguments import tool_arguments
 
 PROG = "ptx2sass"
 PTXAS = "ptxas"
@@ -64,6 +65,8 @@ class CommandLine:
         self.values: dict[str, object] = {}
         self.inputs: list[str] = []          # file names ("-": stdin)
         self.warnings: list[str] = []
+        # alias -> value as `.note.nv.tkinfo` records it (ptx2sass.tool_arguments)
+        self.recorded: dict[str, str] = {}
 
     def get(self, name: str, default=None):
         return self.values.get(name, default)
@@ -126,6 +129,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
         i += 1
         if arg == "-" or not arg.startswith("-"):
             cl.inputs.append(arg)
+            cl.recorded.setdefault("<input>", arg)
             continue
         key, has_eq, value = arg[1:].partition("=")
         o, glued = _lookup(key)
@@ -133,11 +137,13 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             raise UsageError(f"Unknown option '{key}'")
         if not o.takes_value:
             cl.values[o.name] = True
+            cl.recorded[o.alias] = ""
             continue
         if glued is not None:
             value = glued
         elif not has_eq:
             if o.optional_value and not key.startswith("-"):
+                cl.recorded.setdefault(o.alias, "0")      # (recorded so, measured)
                 continue       # a bare `-O` changes nothing; `--opt-level` takes the next
             if i < len(queue):
                 value = queue[i]
@@ -147,6 +153,8 @@ def parse_command_line(argv: list[str]) -> CommandLine:
         if o.kind == opt.LIST:
             items = value.split(",") if o.split_commas else [value]
             cl.values.setdefault(o.name, []).extend(items)
+            if o.split_commas:
+                cl.recorded[o.alias] = ",".join(cl.values[o.name])
             if o.name == "options-file":
                 extra = [a for p in items for a in _read_options_file(p)]
                 queue[i:i] = extra
@@ -156,6 +164,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             cl.warnings.append(f"incompatible redefinition for option '{o.name}', "
                                "the last value of this option was used")
         cl.values[o.name] = typed
+        cl.recorded[o.alias] = value
     return cl
 
 
@@ -647,6 +656,9 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "suppress_debug_info": cl.flag("suppress-debug-info"),
         "ptx_text": last_text,   # `.nv_debug_ptx_txt` holds the last input file, as ptxas's does
         "compile_only": cl.flag("compile-only"),
+        "tool_args": tool_arguments(cl.recorded, cl.flag("device-debug")),
+        "tool_object": (os.path.basename(cl.get("output-file", "elf.o"))
+                        if cl.flag("device-debug") else ""),
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
         "filename": filename,
         "module": module,    # the checked AST, so the back end need not parse again

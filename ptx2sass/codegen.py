@@ -1038,6 +1038,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES
               for c in codes for ins in c.instructions for m in (*ins.modifiers, None))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
+                                    tool_args=(options or {}).get("tool_args"),
+                                    tool_object=(options or {}).get("tool_object") or "",
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     visible=mod_layout.visible, weak=mod_layout.weak,
