@@ -345,7 +345,7 @@ def check(row: Row, cache: dict) -> Row:
         ta, oa = tool_args(theirs.output), tool_args(ours.output)
         c["tkinfo"] = "" if ta == oa else f"{oa!r} vs {ta!r}"
         if row.base is not None and not c["loads"]:
-            key = tuple(row.base)
+            key = (row.input_name, *row.base)
             if key not in cache:
                 bargv = command(row, row.base)
                 cache[key] = (run_ptxas(bargv, OUTPUT), run_ours(bargv, OUTPUT))
