@@ -506,17 +506,23 @@ def _warn_unfit_minnctapersm(module, arch: str, report: Reporter) -> None:
 
 def _check_controls_file(path: str | None) -> None:
     """--apply-controls names a file in a format of NVIDIA's own that ptx2sass cannot
-    read: every such file is refused, with ptxas's words for the files ptxas refuses."""
+    read: every such file is refused, with ptxas's words for the files ptxas refuses
+    (one shorter than 16 bytes gets a line of its own first, whatever its bytes)."""
     if path is None:
         return
     try:
         with open(path, "rb") as f:
-            empty = not f.read(1)
+            head = f.read(CONTROLS_PAYLOAD_MIN)
     except OSError:
         raise UsageError(f"File '{path}' could not be opened") from None
-    if empty:
+    if not head:
         raise UsageError(f"Input file '{path}' not in expected format")
+    if len(head) < CONTROLS_PAYLOAD_MIN:
+        sys.stderr.write("Error: Payload is not valid.\n")
     raise UsageError("Invalid compiler controls file")
+
+
+CONTROLS_PAYLOAD_MIN = 16     # bytes (ptxas 13.5.37: 1-15 bytes "Payload is not valid")
 
 
 def _real_arch(arch: str) -> str:

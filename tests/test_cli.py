@@ -81,7 +81,7 @@ KERNEL = GOOD[GOOD.index(".visible"):]
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
-          "dbl.ptx": DOUBLES, "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
+          "dbl.ptx": DOUBLES, "ctl15.txt": "-O2 -lineinfo1\n", "ctl16.txt": "x" * 16, "ctl1.txt": "\n", "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
           **{f"mc_{a}.ptx": MULTICAST.format(arch=a) for a in ("sm_90", "sm_90a", "sm_100", "sm_100a")},
           # syntax errors before the header is complete
           "hdr1.ptx": ".target sm_89\nfoo\n", "hdr2.ptx": "/* x\n */ .version 8.0\nfoo\n",
@@ -168,6 +168,9 @@ CASES = [
     ("-arch=sm_89 -apply-controls nothere.txt k.ptx", "elf.o"),
     ("-arch=sm_89 -apply-controls opts.txt k.ptx", "elf.o"),
     ("-arch=sm_89 -apply-controls empty.txt k.ptx", "elf.o"),
+    ("-arch=sm_89 -apply-controls ctl15.txt k.ptx", "elf.o"),
+    ("-arch=sm_89 -apply-controls ctl16.txt k.ptx", "elf.o"),
+    ("-arch=sm_89 -apply-controls ctl1.txt -w k.ptx", "elf.o"),
     ("-arch=sm_89 -O3 -O2 -Werror k.ptx", "elf.o"),
     ("-arch=sm_89 -maxrregcount=16 -Werror k.ptx", "elf.o"),
     # launch bounds from the command line

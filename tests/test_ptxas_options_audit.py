@@ -22,7 +22,6 @@ KNOWN = {
     # functions alone: ptxas compiles each (ABI return, its own text and symbol), we none
     "--compile-as-tools-patch (functions only)": "tools-patch code is not written",
     "-astoolspatch (functions only)": "tools-patch code is not written",
-    "--apply-controls opts.txt": "ptxas's 'Payload is not valid' line for this content",
     **{f"-arch={a}": "no code generator for sm_107 yet" for a in ("sm_107", "sm_107a", "sm_107f")},
 }
 
