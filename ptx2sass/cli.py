@@ -297,10 +297,18 @@ def _register_option(cl: CommandLine, name: str, arch: str, report: Reporter) ->
     if raw is None:
         return None
     from ptx2sass.encoder.arch import arch_info, UnknownArch
-    try:
-        max_regs = arch_info(_real_arch(arch)).max_registers
-    except UnknownArch:
-        max_regs = 255
+    lower = opt.MIN_REGISTERS
+    if arch.startswith("lto_"):
+        # ptxas 13.5.37 for LTO targets: every number but 0 is "too big", 0 is raised to 16,
+        # archmax/archmin set nothing
+        if raw in ("archmax", "archmin"):
+            return RegisterLimit(None, 0)
+        max_regs, lower = 0, opt.LTO_MIN_REGISTERS
+    else:
+        try:
+            max_regs = arch_info(_real_arch(arch)).max_registers
+        except UnknownArch:
+            max_regs = 255
     if raw == "archmax":
         return RegisterLimit(max_regs, max_regs)
     if raw == "archmin":
@@ -312,19 +320,36 @@ def _register_option(cl: CommandLine, name: str, arch: str, report: Reporter) ->
     if n < 0 or n > max_regs:
         report.warning(f"Too big maxrregcount value specified {n}, will be ignored")
         return RegisterLimit(None, max_regs)
-    if n < opt.MIN_REGISTERS:
+    if n < lower:
         report.warning(f"For profile {arch} adjusting per thread register count of {n} "
-                       f"to lower bound of {opt.MIN_REGISTERS}")
-        return RegisterLimit(opt.MIN_REGISTERS, opt.MIN_REGISTERS)
+                       f"to lower bound of {lower}")
+        return RegisterLimit(lower, lower)
     return RegisterLimit(n, n)
 
 
-def _check_option_conflicts(cl: CommandLine, report: Reporter) -> None:
-    """Warnings about options that ptxas ignores for another one (it says these first)."""
+def _check_options(cl: CommandLine, arch: str, report: Reporter) -> "RegisterLimit | None":
+    """The command line's values and combinations, judged in ptxas 13.5.37's order (measured
+    with all of them at once: its warnings come in this order, and a fatal one stops it
+    where it stands): -pic; the register usage level; -Ofc's value; -c with -ewp; the
+    cloning option; -split-compile's value; -g with -lineinfo, with optimisation, with the
+    usage level and with -Ofc; the cache operators; -maxrregcount, then
+    -func-maxrregcount; the launch-bound options beside -maxrregcount; -preserve-relocs on
+    sm_90 and later; the controls file. Returns -maxrregcount's limit."""
     if "position-independent-code" in cl.values and \
             not cl.flag("suppress-position-independent-code-warning"):
         report.warning("'--position-independent-code' is a deprecated option and is no "
                        "longer functional. It will be removed in a future release")
+    usage = cl.get("register-usage-level")
+    if usage is not None and usage not in opt.REGISTER_USAGE_LEVELS:
+        report.warning(f"Value of RegUsageLevel ({usage}) is out of valid range {{0..10}}, "
+                       "option will be ignored")
+    elif usage is not None and cl.get("opt-level") == 0:
+        report.warning("Conflicting options '-O0' and '--register-usage-level' specified, "
+                       "ignoring '--register-usage-level' option")
+    level = cl.get("Ofast-compile")
+    if level is not None and level not in opt.FAST_COMPILE_LEVELS:
+        raise UsageError(f"Invalid value for --Ofast-compile/-Ofc ({level}), "
+                         "is not 'max', 'mid', 'min', or '0'")
     if cl.flag("compile-only") and cl.flag("extensible-whole-program"):
         report.warning("Conflicting options '--compile-only' and '--extensible-whole-program' "
                        "specified, ignoring '--extensible-whole-program' option")
@@ -332,14 +357,22 @@ def _check_option_conflicts(cl: CommandLine, report: Reporter) -> None:
         if not cl.flag("compile-only"):
             report.warning("Option '--enable-func-clone-sc' requires option '--compile-only'; "
                            "ignoring since latter is not specified")
-        elif cl.flag("device-debug"):
-            report.warning("Conflicting options '--device-debug' and '--enable-func-clone-sc' "
-                           "specified, ignoring '--enable-func-clone-sc' option")
-
-
-def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
-    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first;
-    --suppress-debug-info alone is judged once the PTX is read)."""
+        else:
+            if cl.get("opt-level") == 0:
+                report.warning("Conflicting options '--opt-level=0' and '--enable-func-clone-sc' "
+                               "specified, ignoring '--enable-func-clone-sc' option")
+            if cl.flag("device-debug"):
+                report.warning("Conflicting options '--device-debug' and '--enable-func-clone-sc' "
+                               "specified, ignoring '--enable-func-clone-sc' option")
+    threads = cl.get("split-compile")
+    if threads is not None and int(threads) < 0:
+        raise UsageError(f"Invalid value '{threads}' for option '--split-compile'")
+    # -Ofc min/mid go with -O1 only, max with -O0 only (an -O given; the default is no conflict)
+    fitting = {"min": 1, "mid": 1, "max": 0}.get(level)
+    if fitting is not None and cl.get("opt-level") not in (None, fitting):
+        others = "<0,2,3>" if fitting == 1 else "<1,2,3>"
+        raise UsageError(f"Conflicting options -opt-level={others} and --Ofast-compile={level} "
+                         "specified")
     if cl.flag("device-debug"):
         if cl.flag("generate-line-info"):
             report.warning("Conflicting options --device-debug and --generate-line-info "
@@ -348,9 +381,47 @@ def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
         if cl.get("opt-level", 0) != 0:
             raise UsageError("Optimized debugging not supported")
         cl.values["opt-level"] = 0
-        if cl.get("Ofast-compile") in ("min", "mid", "max"):
+        if usage is not None:
+            report.warning("Conflicting options '--device-debug' and '--register-usage-level' "
+                           "specified, ignoring '--register-usage-level' option")
+        if level in ("min", "mid", "max"):
             report.warning("Conflicting options '--device-debug' and '--Ofast-compile=<min,mid,max>' "
                            "specified, ignoring '--Ofast-compile=<min,mid,max>' option")
+    for name, allowed in opt.CACHE_OPERATORS.items():
+        value = cl.get(name)
+        if value is not None and value not in allowed:
+            what = "load" if "load" in name else "store"
+            report.diagnostic(CompileError(      # (ptxas says "default" for -flcm/-fscm too)
+                f"Invalid default cache modifier on {what} specified: {value}"))
+    for force, default in (("force-load-cache", "def-load-cache"), ("force-store-cache", "def-store-cache")):
+        if cl.get(force) is not None and cl.get(default) is not None:
+            report.warning(f"Conflicting options {force} and {default} specified, ignoring {default} option")
+    maxrregcount = _register_limit(cl, arch, report)
+    if cl.get("device-function-maxrregcount") is not None:
+        if cl.flag("compile-only"):       # (checked, otherwise without effect)
+            _register_option(cl, "device-function-maxrregcount", arch, report)
+        else:
+            report.warning("Command line option 'device-function-maxrregcount' not supported "
+                           "for 'whole program compilation', will be ignored")
+    if cl.get("maxrregcount") is not None and (
+            not arch.startswith("lto_") or maxrregcount.limit is not None):   # (LTO: a bound set)
+        for bound in ("minnctapersm", "maxntid"):
+            if cl.get(bound) is not None:
+                report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
+                               f"ignoring -{bound} option")
+    if cl.flag("preserve-relocs") and _preserve_relocs_unfinished(arch):
+        report.warning(f"'--preserve-relocs' option is not fully implemented for '{arch}' and "
+                       "may not work as expected")
+    _check_controls_file(cl.get("apply-controls"))
+    return maxrregcount
+
+
+def _preserve_relocs_unfinished(arch: str) -> bool:
+    """Where ptxas warns about -preserve-relocs: sm_90 and later, real or virtual targets
+    (not the lto_ ones)."""
+    prefix, _, number = arch.partition("_")
+    digits = number.rstrip("af")
+    return prefix in ("sm", "compute") and digits.isdigit() and int(digits) >= 90
 
 
 def _implies_debug_information(module) -> bool:
@@ -412,36 +483,6 @@ def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     if target and cl.flag("gno-fabric-access-check") and number < 100:
         report.info(f"Command line option '--gno-fabric-access-check' not supported for "
                     f"'.target {target}', will be ignored")
-
-
-def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
-    """Values of ignored options that ptxas still checks, with its messages."""
-    level = cl.get("Ofast-compile")
-    if level is not None and level not in opt.FAST_COMPILE_LEVELS:
-        raise UsageError(f"Invalid value for --Ofast-compile/-Ofc ({level}), "
-                         "is not 'max', 'mid', 'min', or '0'")
-    threads = cl.get("split-compile")
-    if threads is not None and int(threads) < 0:
-        raise UsageError(f"Invalid value '{threads}' for option '--split-compile'")
-    usage = cl.get("register-usage-level")
-    if usage is not None and usage not in opt.REGISTER_USAGE_LEVELS:
-        report.warning(f"Value of RegUsageLevel ({usage}) is out of valid range {{0..10}}, "
-                       "option will be ignored")
-    for name, allowed in opt.CACHE_OPERATORS.items():
-        value = cl.get(name)
-        if value is not None and value not in allowed:
-            what = "load" if "load" in name else "store"
-            report.diagnostic(CompileError(      # (ptxas says "default" for -flcm/-fscm too)
-                f"Invalid default cache modifier on {what} specified: {value}"))
-    _check_controls_file(cl.get("apply-controls"))
-    if cl.get("maxrregcount") is not None:
-        for bound in ("minnctapersm", "maxntid"):
-            if cl.get(bound) is not None:
-                report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
-                               f"ignoring -{bound} option")
-    for force, default in (("force-load-cache", "def-load-cache"), ("force-store-cache", "def-store-cache")):
-        if cl.get(force) is not None and cl.get(default) is not None:
-            report.warning(f"Conflicting options {force} and {default} specified, ignoring {default} option")
 
 
 MAX_THREADS_PER_BLOCK = 1024
@@ -861,16 +902,7 @@ def _select_entries(module, names: list[str]) -> None:
 
 def _compile(cl: CommandLine, report: Reporter) -> int:
     arch = cl.get("gpu-name", opt.DEFAULT_GPU_NAME)
-    _check_option_conflicts(cl, report)
-    _check_debug_options(cl, report)
-    maxrregcount = _register_limit(cl, arch, report)
-    if cl.get("device-function-maxrregcount") is not None:
-        if cl.flag("compile-only"):       # (checked, otherwise without effect)
-            _register_option(cl, "device-function-maxrregcount", arch, report)
-        else:
-            report.warning("Command line option 'device-function-maxrregcount' not supported "
-                           "for 'whole program compilation', will be ignored")
-    _check_tuning_options(cl, report)
+    maxrregcount = _check_options(cl, arch, report)
     if report.failed:
         return report.fatal(ABORTED)
     modules = _read_inputs(cl, report)

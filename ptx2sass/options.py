@@ -240,6 +240,7 @@ CACHE_OPERATORS = {"def-load-cache": ("ca", "cg", "cs", "lu", "cv"),
 FAST_COMPILE_LEVELS = ("max", "mid", "min", "0")
 REGISTER_USAGE_LEVELS = range(0, 11)
 MIN_REGISTERS = 24        # ptxas raises a smaller -maxrregcount to this, for every sm_7x+
+LTO_MIN_REGISTERS = 16    # ... and to this for an lto_ target (where any other number is "too big")
 ARCHMIN_REGISTERS = 32    # what `-maxrregcount archmin` means to ptxas 13.5 (sm_75..sm_120)
 
 # What --list-arch and --list-version print (ptxas 13.5's lists, in its order).

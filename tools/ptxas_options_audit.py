@@ -4,7 +4,8 @@ target (sm_89 unless the row names another).
 
 The option list comes from the pinned ptxas's own `--help` (parsed here, not from our option
 table), so an option we lack shows up as a row. Per row:
-- `rc`, `stderr` (ptxas's name at a line's start read as ours), `stdout` (present or not),
+- `rc`, `stderr` (ptxas's name at a line's start read as ours; -v's compile times and
+  register counts left out), `stdout` (present or not),
   `output` (a file written or not): as ptxas's;
 - `loads`: our cubin, where we wrote one, is read by nvdisasm;
 - `effect`: what the option changes against the same command without it, per tool: the
@@ -14,7 +15,7 @@ table), so an option we lack shows up as a row. Per row:
   own code around is listed, not failed: `code (theirs only)`);
 - `tkinfo`: the arguments `.note.nv.tkinfo` records (ptxas's normalised command line).
 
-    python -m tools.ptxas_options_audit [--only SUBSTRING] [--json OUT] [--verbose]
+    python -m tools.ptxas_options_audit [--arch sm_89] [--only SUBSTRING] [--json OUT] [--verbose]
 
 prints the table (one line per row) and the counts. ptxas and nvdisasm runs go through the
 oracle's cache; ours run in-process.
@@ -256,7 +257,9 @@ def as_ours(text: str) -> str:
 
 
 def timeless(text: str) -> str:
-    """-v's compile times, which no two runs share."""
+    """-v's compile times, which no two runs share, and register counts, which are the
+    code generators' own (not the options')."""
+    text = re.sub(r"Used \d+ registers", "Used N registers", text)
     return re.sub(r"Compile time = [0-9.]+ ms", "Compile time = T ms", text)
 
 
@@ -385,11 +388,14 @@ def summary(table: list[Row]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global ARCH
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="rows whose label holds this text")
+    ap.add_argument("--arch", default="sm_89", help="the target of every row but the -arch ones")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--verbose", action="store_true", help="print matching rows too")
     a = ap.parse_args(argv)
+    ARCH = a.arch
     table = audit(a.only)
     for r in table:
         if a.verbose or not r.ok:
