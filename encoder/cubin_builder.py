@@ -380,7 +380,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 tool_args: str | None = None, tool_object: str = "",
                 relocatable: bool = False, extern_variables: list[tuple[str, int, int, str]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
-                debug_sections: list = (), device_debug: bool = False,
+                debug_sections: list = (), device_debug: bool = False, errbar_at_exit: bool = False,
                 debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
                 isa_class: int = 1, handles: dict[str, str] | None = None,
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
@@ -859,7 +859,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         for name, _, size in k.subfunctions:
             module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
-        if device_debug:
+        if device_debug or errbar_at_exit:
             module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
         # MAX_STACK_SIZE is 0 in ptxas 13.5's -c output (measured: kernels and functions with
@@ -871,7 +871,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
                        NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], 0),
                        NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
-            if device_debug:
+            if device_debug or errbar_at_exit:
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             # (-c -g: first, measured with 13.5.37 on a lone `.visible .func`)

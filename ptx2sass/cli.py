@@ -704,6 +704,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "ptx_text": last_text,   # `.nv_debug_ptx_txt` holds the last input file, as ptxas's does
         "compile_only": cl.flag("compile-only"),
         "tool_args": tool_arguments(cl.recorded, cl.flag("device-debug")),
+        "errbar_at_exit": cl.flag("make-errors-visible-at-exit"),
         "tool_object": (os.path.basename(cl.get("output-file", "elf.o"))
                         if cl.flag("device-debug") else ""),
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,

@@ -53,7 +53,7 @@ from ptx2sass.isel.narrow_products import narrow_unread_high_products
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
-from ptx2sass.isel.errbar_at_exit import errbar_at_exit
+from ptx2sass.isel.errbar_at_exit import ERRBAR_AT_EXIT, errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath, uniform_pools
 from ptx2sass.isel.target_forms import apply_target_forms
@@ -357,8 +357,10 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     mf = select_function(fn, info, filename, layout, callees, pointers, keep_order=keep_order)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
+        if fn.attributes.get(ERRBAR_AT_EXIT):
+            errbar_at_exit(mf, info.cga_errbar, membar=fn.attributes[ERRBAR_AT_EXIT] == "membar")
     else:
-        errbar_at_exit(mf)
+        errbar_at_exit(mf, info.cga_errbar)
     insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
     aggregate_warp_atomics(mf)
@@ -866,6 +868,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                           for s in descriptor_size_symbols(fn)))
     istypep_used = any("istypep" in found for found in opcodes.values())
     cache_operators.apply(module, options or {})
+    errbar_exits = _flag((options or {}).get("errbar_at_exit"))
+    if errbar_exits:
+        for fn in module.functions:
+            fn.attributes[ERRBAR_AT_EXIT] = "membar" if relocatable else "errbar"
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))
@@ -1056,6 +1062,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=arch if is_virtual_arch(target) else target,
                                     debug_sections=debug_sections, device_debug=full_debug,
+                                    errbar_at_exit=errbar_exits,
                                     debug_shared=shared_plan.region if shared_plan
                                     else _linked_shared_region(module, kernels) if linked_shared else None,
                                     module_shared=[(v.name, v.size, v.align, False)

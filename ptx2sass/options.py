@@ -152,7 +152,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("machine", "m", NUMBER, "Host address width; only 64 exists.", "<bits>",
            values=("64",), default="64", glued=True),
     Option("make-errors-visible-at-exit", "make-errors-visible-at-exit", FLAG,
-           "Add code at exits so that memory faults surface there.", effect=ACCEPTED),
+           "Add code at exits so that memory faults surface there.", effect=USED),
     Option("maxntid", "maxntid", LIST,
            "Assumed block size limit for entries without .maxntid (ignored with "
            "-maxrregcount).", "<Comma separated list of numbers>,...", effect=USED),
