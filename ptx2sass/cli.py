@@ -454,6 +454,22 @@ def _debug_section_warnings(module, report: Reporter) -> None:
         report.warning(" .debug_info section not found")
 
 
+def _declared_spaces(module) -> set[str]:
+    """The state spaces of the module's variable declarations, at any level (a walk
+    without recursion: blocks nest as deep as the input's braces)."""
+    from ptx2sass.frontend import ast
+    spaces, work = set(), list(module.items)
+    while work:
+        item = work.pop()
+        if isinstance(item, ast.VariableDecl):
+            spaces.add(item.space)
+        elif isinstance(item, ast.Function) and item.body is not None:
+            work.extend(item.body.statements)
+        elif isinstance(item, ast.Block):
+            work.extend(item.statements)
+    return spaces
+
+
 def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     """What ptxas says, once the PTX is read, of options its `.target` does not take:
     tcgen05 tensor-memory checks (arch-specific sm_100a/f to sm_119a/f only), fabric checks (sm_100 and up),
@@ -463,9 +479,18 @@ def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     from ptx2sass.frontend.instructions import real_target
     real = real_target(target) if target else None
     number = int(re.sub(r"\D", "", real) or 0) if real and real.startswith("sm_") else 0
-    if cl.flag("compile-as-tools-patch") and any(True for _ in module.entries()):
-        report.diagnostic(CompileError("Entry function is not allowed when command line option "
-                                       "'--compile-as-tools-patch' is specified "))
+    if cl.flag("compile-as-tools-patch"):
+        # (ptxas 13.5.37: any `.shared` / `.const` variable declared, module or function
+        # level, used or not; then any entry; each once, in this order)
+        spaces = _declared_spaces(module)
+        for space, what in ((".shared", "shared memory"), (".const", "constants")):
+            if space in spaces:
+                report.diagnostic(CompileError(f"Allocating additional {what} is not allowed "
+                                               "when command line option "
+                                               "'--compile-as-tools-patch' is specified "))
+        if any(True for _ in module.entries()):
+            report.diagnostic(CompileError("Entry function is not allowed when command line option "
+                                           "'--compile-as-tools-patch' is specified "))
     if cl.flag("legacy-bar-warp-wide-behavior"):
         report.warning("'--legacy-bar-warp-wide-behavior' is a deprecated option, It will be "
                        "removed in future release and is not recommended")

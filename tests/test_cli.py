@@ -77,11 +77,28 @@ MULTICAST = """.version 8.7
 """
 
 KERNEL = GOOD[GOOD.index(".visible"):]
+# --compile-as-tools-patch refuses `.shared` and `.const` variables (declared anywhere, used
+# or not) and entries, in that order
+TOOLS_PATCH_FUNCTIONS = """.version 8.0
+.target sm_89
+.address_size 64
+.const .align 4 .b8 table[16];
+.extern .shared .align 16 .b8 dyn[];
+.visible .func (.param .b32 r) twice(.param .b32 a)
+{
+	.reg .b32 %r<3>;
+	ld.param.b32 %r1, [a];
+	add.s32 %r2, %r1, %r1;
+	st.param.b32 [r], %r2;
+	ret;
+}
+"""
+TOOLS_PATCH_KERNEL = GOOD.replace(".reg .b32 %r<2>;", ".reg .b32 %r<2>;\n\t.shared .align 4 .b8 unused[8];")
 
 INPUTS = {"k.ptx": GOOD, "bad.ptx": SEVERAL_ERRORS, "syn.ptx": SYNTAX_ERROR,
           "new.ptx": NEWER_TARGET, "v99.ptx": NEWER_VERSION,
           "nul.ptx": "garbage\0\xff\n", "opts.txt": "-arch=compute_89 -O3\n",
-          "dbl.ptx": DOUBLES, "ctl15.txt": "-O2 -lineinfo1\n", "ctl16.txt": "x" * 16, "ctl1.txt": "\n", "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
+          "dbl.ptx": DOUBLES, "tp1.ptx": TOOLS_PATCH_FUNCTIONS, "tp2.ptx": TOOLS_PATCH_KERNEL, "ctl15.txt": "-O2 -lineinfo1\n", "ctl16.txt": "x" * 16, "ctl1.txt": "\n", "lmem.ptx": LOCAL, "k2.ptx": K2, "empty.txt": "", "sparse.ptx": SPARSE,
           **{f"mc_{a}.ptx": MULTICAST.format(arch=a) for a in ("sm_90", "sm_90a", "sm_100", "sm_100a")},
           # syntax errors before the header is complete
           "hdr1.ptx": ".target sm_89\nfoo\n", "hdr2.ptx": "/* x\n */ .version 8.0\nfoo\n",
@@ -223,6 +240,8 @@ CASES = [
     ("-arch=compute_89 -g-tmem-access-check -gno-fabric-access-check k.ptx", "elf.o"),
     ("-arch=compute_89 -gno-tmem-access-check -Werror bad.ptx", "elf.o"),
     ("-arch=sm_120 -g-tmem-access-check -gno-fabric-access-check new.ptx", "elf.o"),
+    ("-arch=sm_89 -astoolspatch tp1.ptx", "elf.o"), ("-arch=sm_89 -astoolspatch tp2.ptx", "elf.o"),
+    ("-arch=compute_89 --compile-as-tools-patch tp1.ptx", "elf.o"),
     ("-arch=compute_89 -legacy-bar-warp-wide-behavior -c k.ptx", "elf.o"),
     ("-arch=compute_89 -legacy-bar-warp-wide-behavior -Werror k.ptx", "elf.o"),
     ("-arch=compute_89 -astoolspatch -legacy-bar-warp-wide-behavior -g-tmem-access-check k.ptx",

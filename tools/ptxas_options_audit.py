@@ -15,7 +15,8 @@ table), so an option we lack shows up as a row. Per row:
   own code around is listed, not failed: `code (theirs only)`);
 - `tkinfo`: the arguments `.note.nv.tkinfo` records (ptxas's normalised command line).
 
-    python -m tools.ptxas_options_audit [--arch sm_89] [--only SUBSTRING] [--json OUT] [--verbose]
+    python -m tools.ptxas_options_audit [--arch sm_89] [--input FILE.ptx] [--only SUBSTRING]
+                                        [--json OUT] [--verbose]
 
 prints the table (one line per row) and the counts. ptxas and nvdisasm runs go through the
 oracle's cache; ours run in-process.
@@ -182,7 +183,7 @@ def rows(options: list[HelpOption]) -> list[Row]:
             continue
         if o.long == "input-as-string":
             for s in spellings:
-                out.append(Row(f"{s} <probe>", [s, PROBE], input_name=""))
+                out.append(Row(f"{s} <probe>", [s, FILES[INPUT]], input_name=""))
             continue
         if o.long == "compile-as-tools-patch":
             for s in spellings:
@@ -392,10 +393,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="rows whose label holds this text")
     ap.add_argument("--arch", default="sm_89", help="the target of every row but the -arch ones")
+    ap.add_argument("--input", help="a PTX file to run the rows on instead of the probe module")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--verbose", action="store_true", help="print matching rows too")
     a = ap.parse_args(argv)
     ARCH = a.arch
+    if a.input:
+        FILES[INPUT] = Path(a.input).read_text()
     table = audit(a.only)
     for r in table:
         if a.verbose or not r.ok:
