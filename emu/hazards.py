@@ -637,8 +637,8 @@ class _StepFacts:
         self.read_order = lat.read_order(self.unit)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
-        # (UTC*MMA/UTCBAR on sm_100: their uniform registers too, `uniform_late_readers`)
-        self.uniform_late = op in lat.UNIFORM_LATE_READERS
+        # (UTC*MMA/UTCBAR on sm_100, SYNCS.EXCH: their uniform registers too, `uniform_late_readers`)
+        self.uniform_late = lat.uniform_late_reader(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS or self.uniform_late
         self.issue_group = lat.ISSUE_INTERVAL.get(op)
         self.after_barrier = op in lat.AFTER_BARRIER[0]

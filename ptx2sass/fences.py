@@ -47,8 +47,8 @@ def is_acquire_invalidation(opcode: str, modifiers) -> bool:
 # Instructions whose effect on memory completes after they issue, so that later instructions
 # that depend on it wait on a scoreboard they set, as ptxas 13.5's sm_90 code does (every cubin
 # of H200 run 25): kind -> the opcodes that wait for it. Which kinds a target's code waits for is
-# its latency table's `late_memory_effects` (sm_90's: inval, proxy, membar; sm_100/110/120's:
-# proxy, ivall, tensor).
+# its latency table's `late_memory_effects` (sm_90's: inval, proxy, membar, exch;
+# sm_100/110/120's: proxy, ivall, tensor, exch).
 #
 # * mbarrier.inval (`SYNCS.CCTL.IV [a]`): the SYNCS unit writes the object back to shared
 #   memory; the next access that may reach shared memory waits (LDS, ATOMS, generic LD/ATOM,
@@ -77,9 +77,15 @@ ASYNC_PROXY = frozenset({"SYNCS", "ARRIVES", "UBLKCP", "UBLKRED", "UBLKPF", "UTM
 #   unwaited (branch isa35: per-lane inits followed by each kind of access, sm_100/110/120).
 # * `FENCE.VIEW.ASYNC.T` (tcgen05.wait::st): a write scoreboard; the next LDTM or STTM waits
 #   (ptxas 13.5, sm_100a: tests/test_codegen_tcgen05.py's round trip and variants of it).
+# * `SYNCS.EXCH.64` (mbarrier.init of a uniform object, or once per lane value in a loop): a
+#   write scoreboard in ptxas 13.5's code on sm_90/100/110/120, which the next SYNCS (arrive,
+#   or the loop's next exchange) waits on; LDS/STS after it do not wait (branch isa35). Its
+#   uniform sources are read late too (`uniform_late_readers`: ptxas waits on its read
+#   scoreboard before writing them again).
 TENSOR_MEMORY_ACCESSES = frozenset({"LDTM", "STTM"})
 EFFECT_WAITERS = {"inval": SHARED_ACCESSES, "proxy": ASYNC_PROXY, "membar": frozenset({"FENCE"}),
-                  "ivall": SHARED_ACCESSES | {"BAR"}, "tensor": TENSOR_MEMORY_ACCESSES}
+                  "ivall": SHARED_ACCESSES | {"BAR"}, "tensor": TENSOR_MEMORY_ACCESSES,
+                  "exch": frozenset({"SYNCS"})}
 MBARRIER_INVALIDATION: Fence = ("SYNCS", ("CCTL", "IV"))
 SYNCS_INVALIDATE_ALL: Fence = ("SYNCS", ("CCTL", "IVALL"))
 
@@ -91,6 +97,8 @@ def memory_effect(opcode: str, modifiers) -> str | None:
         return "inval"
     if (opcode, mods) == SYNCS_INVALIDATE_ALL:
         return "ivall"
+    if opcode == "SYNCS" and mods[:1] == ("EXCH",):
+        return "exch"
     if opcode == "FENCE" and mods == ("VIEW", "ASYNC", "T"):
         return "tensor"
     if opcode == "FENCE" and mods[:2] == ("VIEW", "ASYNC") and mods[2:] in (("S",), ("G",)):

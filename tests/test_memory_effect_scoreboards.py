@@ -350,3 +350,66 @@ def test_tensor_memory_access_waits_for_wait_st(build):
     for sb, nxt, wait in found:
         assert sb != 7, f"{build}: no scoreboard before {nxt}"
         assert wait >> sb & 1, f"{build}: {nxt} does not wait on SB{sb}"
+
+
+# SYNCS.EXCH.64 (mbarrier.init of a uniform object; sm_90's per-lane objects loop it over the
+# lanes' addresses), branch isa35: ptxas 13.5 gives it a write scoreboard the next SYNCS waits
+# on, and a read scoreboard it waits on before writing the exchange's uniform registers again
+# (its address UR and the data pair). Ours set neither.
+UNIFORM_INIT_PTX = """
+.version 8.7
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 r<8>;
+  .reg .b64 st, ad;
+  .shared .align 8 .b64 bar[4];
+  .shared .align 8 .b32 buf[64];
+  ld.param.u64 ad, [p];
+  mov.u32 r1, %tid.x;
+  mbarrier.init.shared.b64 [bar], 32;
+  ld.shared.b32 r2, [buf];
+  st.shared.b32 [buf+4], r1;
+  mbarrier.arrive.shared.b64 st, [bar];
+  st.global.b64 [ad], st;
+  st.global.b32 [ad+8], r2;
+  ret;
+}}
+"""
+
+
+def _uniform_regs(text: str) -> set[str]:
+    """The uniform registers an `SYNCS.EXCH.64 URZ, [URa], URb` reads: URa, URb, URb + 1."""
+    a, b = re.findall(r"UR(\d+)", text.split(",", 1)[1])[:2]
+    return {f"UR{a}", f"UR{b}", f"UR{int(b) + 1}"}
+
+
+@pytest.mark.parametrize("build", ["ptxas", "ours"])
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_syncs_exchange_scoreboards(arch, build):
+    ptx = UNIFORM_INIT_PTX.format(arch=arch)
+    if build == "ptxas":
+        res = oracle.ptxas(ptx, arch)
+        assert res.ok, res.stderr
+        cubin = res.output
+    else:
+        cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    found = _next_waits(cubin, "SYNCS.EXCH", ("SYNCS",))
+    assert found
+    for sb, nxt, wait in found:
+        assert sb != 7 and wait >> sb & 1, f"{build}: {nxt} does not wait on the exchange's SB{sb}"
+    rows = _listing(cubin)
+    exch = [i for i, (t, *_) in enumerate(rows) if t.startswith("SYNCS.EXCH")]
+    rewrites = 0
+    for i in exch:
+        text, _, rd, _ = rows[i]
+        regs = _uniform_regs(text)
+        for later, _, _, wait in rows[i + 1:]:
+            parts = later.split()
+            dest = parts[1].rstrip(",") if len(parts) > 1 and not parts[0].startswith("@") else None
+            if dest in regs:
+                rewrites += 1
+                assert rd != 7 and wait >> rd & 1, f"{build}: {later} overwrites {dest} before the exchange read it"
+                break
+    assert rewrites, "no later write of the exchange's uniform registers to check"
