@@ -63,9 +63,11 @@ def is_acquire_invalidation(opcode: str, modifiers) -> bool:
 #   kloop_n16_k3_c1_first_mbarrier: 830 of 1024 outputs off by up to 1e-2, with every variant).
 # * `MEMBAR.*.CTA`: a read scoreboard in all of ptxas's (66 of 66); the FENCE.VIEW.ASYNC after it
 #   waits on it (the proxy fence orders the writes the barrier has made visible).
+# (not the L2 prefetches UBLKPF/UTMAPF, which read global memory only: ptxas 13.5's sm_90a
+# code issues a UBLKPF right after an unwaited SYNCS.CCTL.IV, held-out fuzz seed 35090117)
 SHARED_ACCESSES = frozenset({
     "LDS", "STS", "ATOMS", "LD", "ST", "ATOM", "RED", "LDSM", "STSM", "LDGSTS", "SYNCS", "ARRIVES",
-    "UBLKCP", "UBLKRED", "UBLKPF", "UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF", "REDAS",
+    "UBLKCP", "UBLKRED", "UTMALDG", "UTMASTG", "UTMAREDG", "REDAS",
 })
 # the SYNCS unit's and the async proxy's instructions (bulk copies, TMA, wgmma)
 ASYNC_PROXY = frozenset({"SYNCS", "ARRIVES", "UBLKCP", "UBLKRED", "UBLKPF", "UTMALDG", "UTMASTG", "UTMAREDG",

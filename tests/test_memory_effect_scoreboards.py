@@ -413,3 +413,22 @@ def test_syncs_exchange_scoreboards(arch, build):
                 assert rd != 7 and wait >> rd & 1, f"{build}: {later} overwrites {dest} before the exchange read it"
                 break
     assert rewrites, "no later write of the exchange's uniform registers to check"
+
+
+def test_l2_prefetch_after_inval_is_not_a_shared_access():
+    """cp.async.bulk.prefetch.L2 (UBLKPF) reads global memory only: ptxas 13.5 issues it right
+    after an mbarrier.inval whose SYNCS.CCTL.IV it gives no scoreboard (held-out fuzz seed
+    35090117, sm_90a), and the checker flagged ptxas's cubin (before: UBLKPF counted among the
+    shared accesses that wait for the write-back)."""
+    ptx = PTX.replace("    ld.shared.v2.u32 {%r2, %r3}, [%r1];\n    atom.shared.exch.b64 %d2, [%r1], 42;\n"
+                      "    ld.shared.u64 %d3, [%r1];\n",
+                      "    cp.async.bulk.prefetch.L2.global [%d0], 256;\n    mov.u32 %r2, 0;\n    mov.u32 %r3, 0;\n"
+                      "    mov.u64 %d2, 42;\n    mov.u64 %d3, 42;\n")
+    assert "prefetch" in ptx
+    res = oracle.ptxas(ptx, ARCH)
+    assert res.ok, res.stderr
+    rows = _listing(res.output)
+    at = next(i for i, (t, *_) in enumerate(rows) if t.startswith("SYNCS.CCTL.IV"))
+    assert rows[at + 1][0].startswith("UBLKPF") and not rows[at + 1][3], rows[at:at + 2]
+    _, hazards = _emulate(res.output)
+    assert not hazards.hazards, [str(h) for h in hazards.hazards]
