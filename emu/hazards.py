@@ -19,8 +19,9 @@ Hazards flagged (each names kernel, offset and registers):
   the instruction that has it (or after one that set none): an access that may reach shared
   memory after an mbarrier.inval (SYNCS.CCTL.IV: the SYNCS unit writes the object back after
   it issues), a memory access or wgmma after a proxy fence (FENCE.VIEW.ASYNC), that fence
-  after a MEMBAR.CTA (`ptx2sass.fences.memory_effect`; the kinds the latency table lists:
-  `late_memory_effects`, sm_90's);
+  after a MEMBAR.CTA, shared accesses after SYNCS.CCTL.IVALL, LDTM/STTM after
+  FENCE.VIEW.ASYNC.T (`ptx2sass.fences.memory_effect`; the kinds the latency table lists:
+  `late_memory_effects`);
 - cp.async group bookkeeping unlike ptxas's: an instruction other than LDGDEPBAR that sets
   or waits on LDGDEPBAR's scoreboard, a DEPBAR with a stall below 4 (checked on the code as
   a whole, executed or not);
@@ -60,7 +61,8 @@ from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
 EFFECT_NAMES = {"inval": "mbarrier.inval's write-back of the object", "proxy": "proxy fence",
-                "membar": "CTA memory barrier"}
+                "membar": "CTA memory barrier", "ivall": "the SYNCS unit's invalidation after mbarrier.init",
+                "tensor": "tensor-memory store fence"}
 
 
 @dataclass(frozen=True)
@@ -635,8 +637,8 @@ class _StepFacts:
         self.read_order = lat.read_order(self.unit)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
-        # (UTC*MMA/UTCBAR on sm_100: their uniform registers too, `uniform_late_readers`)
-        self.uniform_late = op in lat.UNIFORM_LATE_READERS
+        # (UTC*MMA/UTCBAR on sm_100, SYNCS.EXCH: their uniform registers too, `uniform_late_readers`)
+        self.uniform_late = lat.uniform_late_reader(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS or self.uniform_late
         self.issue_group = lat.ISSUE_INTERVAL.get(op)
         self.after_barrier = op in lat.AFTER_BARRIER[0]

@@ -58,7 +58,7 @@ from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath, uniform_pools
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.f32x2 import lower_f32x2
-from ptx2sass.mma_forms import lower_mma_forms
+from ptx2sass.mma_forms import SPARSE_MMA_SOURCE_BITS, lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
@@ -981,7 +981,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"), info)
                               if fn.is_entry else None,
                               shared_window=code.shared_addresses,
-                              sparse_mma_mask=sparse_mma_mask(code.instructions),
+                              sparse_mma_mask=sparse_mma_mask(code.instructions)
+                              | fn.attributes.get(SPARSE_MMA_SOURCE_BITS, 0),
                               preexit_used=preexit_used(code.instructions),
                               reg_reconfig=reg_reconfig(code.instructions),
                               grid_attributes=fn.attributes.get(grid_attributes.KEY, 0),
