@@ -394,6 +394,7 @@ def _one_lane(t: Thread):
     if clock is not None:           # a traced thread: the machine carries on with its clock
         t.launch.timing_model.attach(m)
         m.clocks[0] = clock
+        m.timing = _Deferring(t)    # (until the machine takes over: `_machine`)
     return m, Group(m, m._live_lanes, _ONE_WARP, 0)
 
 
@@ -538,6 +539,8 @@ def _machine(launch, t: Thread, pc: int, executed: int) -> None:
     if t.bridge is None:
         t.bridge = _one_lane(t)           # (released with the thread: scalar.run)
     m = t.bridge[0]
+    if m.timing is not None:
+        m.timing = launch.timing_model
     m.R[:, 0] = np.array(t.R, dtype=np.uint32)
     m.P[:, 0] = t.P
     m.UR[0, :] = np.array(t.UR, dtype=np.uint32)
@@ -557,8 +560,12 @@ def _machine(launch, t: Thread, pc: int, executed: int) -> None:
 # itself); anything else hands the thread, and its clock, to the machine.
 
 class TracedThread(Thread):
-    """A thread whose instructions the checker sees: its reads and writes, and its clock."""
-    __slots__ = ("reads", "writes", "clock")
+    """A thread whose instructions the checker sees: its reads and writes, and its clock.
+
+    The checker's `end` calls for its scalar steps wait in `trail` (step, reads, writes) until
+    something else needs the clock (a step on the one-lane machine, the machine taking over)
+    or the launch is over: `flush` makes them, in order, on the clock as it stands."""
+    __slots__ = ("reads", "writes", "clock", "trail", "end", "flushed")
     tracing = True
 
     def __init__(self, launch, clock):
@@ -566,6 +573,31 @@ class TracedThread(Thread):
         self.reads: list = []
         self.writes: list = []
         self.clock = clock
+        self.trail: list = []
+        self.end = launch.timing_model.end
+        self.flushed = False        # whether the clock has been needed before the launch's end
+
+    def flush(self) -> None:
+        """The waiting `end` calls, made now; the clock is current after."""
+        trail, end, clock = self.trail, self.end, self.clock
+        for step, lanes, reads, writes in trail:
+            end(clock, step, lanes, reads, writes)
+        trail.clear()
+        self.flushed = True
+
+
+class _Deferring:
+    """The checker as the thread's one-lane machine sees it while the thread runs here: a
+    bridged step's `step` call joins the thread's trail. (`TimingModel.step` on one warp
+    that owns its one clock, the thread's, comes to `end(clock, step, lanes, reads, writes)`;
+    the machine reuses its lists, so they are copied.)"""
+    __slots__ = ("trail",)
+
+    def __init__(self, t: "TracedThread"):
+        self.trail = t.trail
+
+    def step(self, machine, step, warps, lanes, reads, writes) -> None:
+        self.trail.append((step, int(lanes[0]), list(reads), list(writes)))
 
 
 _OFF = (False,)         # a guarded-off instruction's mask (forms test `mask[0]`)
@@ -760,7 +792,7 @@ class _Bridged(Exception):
 
 def _bridged_fallback(bridged):
     def fallback(t, s, active, mask):
-        bridged(t, s, True, True)
+        bridged(t, s, True, True)   # (the machine's `_general` calls the checker)
         raise _Bridged()
     return fallback
 
@@ -791,9 +823,65 @@ def suits_traced(launch) -> bool:
         and launch.reconverge == "optimistic" and getattr(launch, "recorder", None) is None
 
 
+_PKEYS = [("P", i) for i in range(8)]
+# Kept trails per decoding (`_memo_entries`): a launch whose steps ran on the scalar path alone
+# (no one-lane machine, not handed over) and whose trail equals a kept one's ends with the
+# same clock and the same `_flag` calls. `end` is a function of the clock it starts from
+# (each launch's is a fresh `new_clock()`), of each call's step (its facts), lanes, reads
+# and writes, and of the checker's latency model and methods: the key holds those.
+MEMO_TRAILS = 4             # trails kept per (decoding, register limit, checker)
+_MEMO_KEYS = 8              # checkers kept per decoding (a test's model may be new per launch)
+
+
+def _memo_entries(decoded, tm, limit) -> list | None:
+    from .hazards import PURE_END
+    if MEMO_TRAILS <= 0 or type(tm).end is not PURE_END:
+        return None                 # (an `end` wrapped in place, as a test's, sees every call)
+    memo = decoded.__dict__.setdefault("scalar_traced_memo", {})
+    key = (limit, type(tm), id(tm.lat), tm.serialised)
+    slot = memo.get(key)
+    if slot is None or slot[0] is not tm.lat:
+        if len(memo) >= _MEMO_KEYS:
+            memo.clear()
+        slot = memo[key] = (tm.lat, [])
+    return slot[1]
+
+
+def _finish_alone(t: TracedThread, tm, entries) -> int:
+    """The clock's final cycle for a launch that ran on the scalar path alone: a kept trail's
+    (its `_flag` calls made again, in order), or its own `end` calls made now (and kept)."""
+    trail = t.trail
+    if entries is None:
+        t.flush()
+        return t.clock.t
+    for kept in entries:
+        if kept[0] == trail:
+            flag = tm._flag
+            for offset, message in kept[2]:
+                flag(offset, message)
+            return kept[1]
+    flags: list = []
+    flag = tm._flag
+
+    def recording(offset, message):
+        flags.append((offset, message))
+        flag(offset, message)
+    t.trail = list(trail)
+    tm._flag = recording
+    try:
+        t.flush()
+    finally:
+        del tm._flag
+    entries.insert(0, (trail, t.clock.t, flags))
+    del entries[MEMO_TRAILS:]
+    return t.clock.t
+
+
 def run_traced(launch) -> None:
     """Run the launch's one thread under its checker; hand it (and its clock) to the machine
-    where this cannot go on."""
+    where this cannot go on. The checker's calls for scalar steps wait in the thread's trail
+    (`TracedThread.flush`); a launch that runs here alone and retraces a kept trail takes its
+    outcome (`_finish_alone`)."""
     tm = launch.timing_model
     decoded = launch.decoded
     limit = launch.regcount_limit
@@ -804,8 +892,8 @@ def run_traced(launch) -> None:
     x = traced_lists(limit)
     clock = tm.new_clock()
     t = TracedThread(launch, clock)
-    P, reads, writes = t.P, t.reads, t.writes
-    end = tm.end
+    P, trail, pkeys = t.P, t.trail, _PKEYS
+    add = trail.append
     budget = launch.budget
     used, most = budget.used, budget.limit
     start = used
@@ -823,16 +911,16 @@ def run_traced(launch) -> None:
                 pc += 16
                 used += 1
                 continue
-            reads.clear()
-            writes.clear()
+            t.reads = reads = []
+            t.writes = writes = []
             on = True
             if g is not None:
                 if g != 7:
-                    reads.append(("P", g))
+                    reads.append(pkeys[g])
                 on = P[g] is not skip
             if kind == _CONTROL:
                 nxt = f(t) if on else pc + 16
-                end(clock, step, 1, reads, writes)
+                add((step, 1, reads, writes))
                 used += 1
                 if nxt < 0:
                     pc = -1
@@ -844,20 +932,26 @@ def run_traced(launch) -> None:
                 except _Bridged:
                     pass
                 else:
-                    end(clock, step, 1, reads, writes)
+                    add((step, 1, reads, writes))
                 pc += 16
                 used += 1
     except (_Off, EmuFault):
         pass
+    except BaseException:
+        t.flush()
+        raise
     budget.used = used
     launch.thread_instructions += used - start
     try:
         if pc >= 0:
+            t.flush()
             _machine(launch, t, pc, used - start)
-        if t.bridge is not None:
             tm.finish(t.bridge[0])
-        else:
+        elif t.flushed:
+            t.flush()
             tm.cycles = max(tm.cycles, clock.t)
+        else:       # (a one-lane machine's clock is the thread's: `finish` would read it alone)
+            tm.cycles = max(tm.cycles, _finish_alone(t, tm, _memo_entries(decoded, tm, limit)))
     finally:
         t.m = None
         tm._parts = None

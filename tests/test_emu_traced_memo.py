@@ -1,0 +1,161 @@
+"""The traced scalar path's kept trails (emu/scalar.py `_finish_alone`): a one-thread launch
+under the checker whose trail of `end` calls equals an earlier launch's takes that launch's
+clock and hazards instead of making the calls. Every outcome must equal what the calls
+themselves give (the memo switched off: `scalar.MEMO_TRAILS = 0`): the ZLUDA one-thread
+launches, three each, with the plain checker and with a stressed latency model that flags
+hundreds of hazards (under a small and a large hazard limit), and a kernel whose path (its
+trip count) comes from its input, launched with trip counts that come back in another order.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+
+import numpy as np
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.emu import run, scalar
+from ptx2sass.emu.hazards import TimingModel
+from ptx2sass.emu.loader import load_program
+from tools import emu_testing as testing
+from tools.emu_testing import cubin_listing_decoder
+
+ENTRIES = [e for e in testing.zluda_manifest() if testing.zluda_cubin(e) is not None
+           and e["grid"] == [1, 1, 1] and e["block"] == [1, 1, 1]] \
+    if testing.ZLUDA_DIR.joinpath("manifest.json").is_file() else []
+
+
+def _stressed(limit: int):
+    """A checker flagging up to `limit` hazards under a latency model (one per arch, shared by
+    every launch: the memo keys on the model object) that makes ptxas's code mostly hazards,
+    as bench/emu_hazard_stress.py does."""
+    lats: dict = {}
+
+    class Stressed(TimingModel):
+        def __init__(self, launch):
+            super().__init__(launch, max_hazards=limit)
+            arch = launch.program.arch
+            if arch not in lats:
+                lats[arch] = _stressed_of(self.lat)
+            self.lat = lats[arch]
+    return Stressed
+
+
+def _stressed_of(base):
+    lat = copy.copy(base)
+    lat.FIXED = {k: v + 3 for k, v in base.FIXED.items()}
+    lat.DEFAULT_FIXED = base.DEFAULT_FIXED + 3
+    lat.VARIABLE = {**base.VARIABLE, "IADD3": 20, "MOV": 20, "LOP3": 20}
+    lat.read_latency = functools.lru_cache(maxsize=None)(lat._read_latency)
+    return lat
+
+
+def _count_hits(monkeypatch) -> list:
+    """[hits, misses] of the kept trails over the launches that follow."""
+    seen = [0, 0]
+    orig = scalar._finish_alone
+
+    def finish(t, tm, entries):
+        first = entries[0] if entries else None
+        out = orig(t, tm, entries)
+        if entries is not None:
+            seen[0 if entries and entries[0] is first else 1] += 1
+        return out
+    monkeypatch.setattr(scalar, "_finish_alone", finish)
+    return seen
+
+
+def _zluda_sweep(timing=None, launches: int = 3) -> list:
+    out = []
+    programs = [load_program(testing.zluda_cubin(e), e["kernel"], testing.cubin_listing_decoder(testing.zluda_cubin(e)))
+                for e in ENTRIES]
+    for _ in range(launches):
+        for entry, program in zip(ENTRIES, programs):
+            o = testing.run_zluda(entry, hazard_check=True, program=program, timing=timing)
+            r = o.result
+            out.append((entry["name"], o.passed, o.reason,
+                        r and (r.buffers, r.instructions, r.thread_instructions, r.cycles,
+                               [str(h) for h in r.hazards])))
+    return out
+
+
+@pytest.mark.skipif(not ENTRIES, reason="no ZLUDA corpus")
+@pytest.mark.parametrize("stress", [None, 3, 1 << 30])
+def test_kept_trails_give_what_the_calls_give(monkeypatch, stress):
+    timing = None if stress is None else _stressed(stress)
+    monkeypatch.setattr(scalar, "MEMO_TRAILS", 0)
+    want = _zluda_sweep(timing)
+    monkeypatch.setattr(scalar, "MEMO_TRAILS", 4)
+    seen = _count_hits(monkeypatch)
+    got = _zluda_sweep(timing)
+    for w, g in zip(want, got):
+        assert g == w, w[0]
+    # the kept trails were taken: most launches after each kernel's first
+    assert seen[0] >= len(ENTRIES), seen
+    if stress is not None:
+        assert sum(len(w[3][4]) for w in want if w[3]) > (200 if stress > 3 else 100)
+
+
+PTX = r"""
+.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry loop(.param .u64 inp, .param .u64 out)
+{
+    .reg .u32 %r<8>; .reg .u64 %rd<4>; .reg .pred %p<3>;
+    ld.param.u64 %rd1, [inp]; ld.param.u64 %rd2, [out];
+    ld.global.u32 %r1, [%rd1];
+    ld.global.u32 %r2, [%rd1+4];
+    mov.u32 %r3, 0;
+    mov.u32 %r4, 0;
+LOOP:
+    setp.ge.u32 %p1, %r4, %r1;
+    @%p1 bra DONE;
+    mad.lo.u32 %r3, %r3, %r2, %r4;
+    and.b32 %r5, %r4, 1;
+    setp.eq.u32 %p2, %r5, 0;
+    @%p2 xor.b32 %r3, %r3, 0x5bd1e995;
+    add.u32 %r4, %r4, 1;
+    bra LOOP;
+DONE:
+    st.global.u32 [%rd2], %r3;
+    ret;
+}
+"""
+
+
+def _reference(n: int, k: int) -> int:
+    acc = 0
+    for i in range(n):
+        acc = (acc * k + i) & 0xFFFFFFFF
+        if i % 2 == 0:
+            acc ^= 0x5BD1E995
+    return acc
+
+
+@pytest.mark.parametrize("stress", [None, 1 << 30])
+def test_trails_that_differ_by_input(monkeypatch, stress):
+    r = oracle.ptxas(PTX, "sm_89")
+    assert r.ok, r.stderr
+    timing = None if stress is None else _stressed(stress)
+    trips = [3, 1, 3, 2, 0, 1, 5, 2, 3, 6, 7, 8, 3, 1]
+
+    def sweep():
+        prog = load_program(r.output, "loop", cubin_listing_decoder(r.output))
+        got = []
+        for n in trips:
+            out = np.zeros(1, np.uint32)
+            res = run(r.output, "loop", (1,), (1,), [np.array([n, 7], np.uint32), out],
+                      hazard_check=True, program=prog, timing=timing)
+            assert int(out[0]) == _reference(n, 7), n
+            got.append((n, int(out[0]), res.instructions, res.cycles, [str(h) for h in res.hazards]))
+        return got
+    monkeypatch.setattr(scalar, "MEMO_TRAILS", 0)
+    want = sweep()
+    monkeypatch.setattr(scalar, "MEMO_TRAILS", 4)
+    seen = _count_hits(monkeypatch)
+    got = sweep()
+    assert got == want
+    assert len({w[3] for w in want}) >= 6          # the trip count shows in the cycles
+    assert seen[0] >= 4 and seen[1] >= 4, seen     # taken where a trail came back, made where not
