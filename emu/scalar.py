@@ -735,11 +735,14 @@ def _no_address_registers(ins) -> bool:
     return parts is not None and parts[0] is None and parts[1] is None
 
 
-# emu/scalar_forms.py's forms that record what their handlers do (unguarded; LDS/STS reading
-# no register for the address, which those forms read unrecorded; not PRMT, whose handler
-# reads the selector before the second source)
-_TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers,
-               "MUFU": lambda ins: True, "F2FP": lambda ins: True, "PLOP3": lambda ins: True}
+# emu/scalar_forms.py's forms (unguarded) record what their handlers do, read through the
+# traced accessors, except: PRMT (its handler reads the selector before the second source),
+# DFMA/DMUL/F2F (their handlers read each source pair twice), IMAD's carry forms (the handler
+# reads the carry predicate first), VOTEU (it writes its uniform registers unrecorded); and
+# LDS/STS read an address register unrecorded (`_TRACED_OWN`: only those reading none).
+# (tests/test_emu_scalar_traced.py compares every `end` call with the machine's.)
+_UNTRACED_OWN = frozenset(("PRMT", "DFMA", "DMUL", "F2F", "IMAD", "VOTEU"))
+_TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers}
 
 
 # control forms with the checker: the machine records a guard's read and, for RET, its register
@@ -779,7 +782,8 @@ def _tentry(decoded, offset: int, x):
     fallback = _off if bridged is None else _bridged_fallback(bridged)
     if f is None and op in FORMS and step.fast:
         f = FORMS[op](step, fallback, x)
-    if f is None and g is None and op in _TRACED_OWN and step.fast and _TRACED_OWN[op](ins):
+    if f is None and g is None and op in OWN and op not in _UNTRACED_OWN and step.fast \
+            and _TRACED_OWN.get(op, bool)(ins):
         f = OWN[op](step, fallback, x)
     if f is not None:
         return (f, gi, skip, _PLAIN, step)
