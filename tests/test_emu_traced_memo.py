@@ -1,10 +1,13 @@
-"""The traced scalar path's kept trails (emu/scalar.py `_finish_alone`): a one-thread launch
-under the checker whose trail of `end` calls equals an earlier launch's takes that launch's
-clock and hazards instead of making the calls. Every outcome must equal what the calls
-themselves give (the memo switched off: `scalar.MEMO_TRAILS = 0`): the ZLUDA one-thread
-launches, three each, with the plain checker and with a stressed latency model that flags
-hundreds of hazards (under a small and a large hazard limit), and a kernel whose path (its
-trip count) comes from its input, launched with trip counts that come back in another order.
+"""Kept checker trails. The traced scalar path (emu/scalar.py `_finish_alone`): a one-thread
+launch under the checker whose trail of `end` calls equals an earlier launch's takes that
+launch's clock and hazards instead of making the calls. The machine (emu/checker_trail.py):
+its calls to the checker are kept and made at its end, or a kept trail's outcome taken.
+Every outcome must equal what the calls themselves give (the memo switched off:
+`scalar.MEMO_TRAILS = 0`; on the machine the calls made as they come: `checker_trail.DEFER =
+False`): the ZLUDA launches, three each, with the plain checker and with a stressed latency
+model that flags hundreds of hazards (under a small and a large hazard limit), tinygrad
+kernels (several CTAs, barriers), a budget running out, and a kernel whose path (its trip
+count) comes from its input, launched with trip counts that come back in another order.
 """
 from __future__ import annotations
 
@@ -15,15 +18,18 @@ import numpy as np
 import pytest
 
 from ptx2sass import oracle
-from ptx2sass.emu import run, scalar
+from ptx2sass.emu import checker_trail, run, scalar
+from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.launch import Launch, Param
 from ptx2sass.emu.hazards import TimingModel
 from ptx2sass.emu.loader import load_program
 from tools import emu_testing as testing
 from tools.emu_testing import cubin_listing_decoder
 
-ENTRIES = [e for e in testing.zluda_manifest() if testing.zluda_cubin(e) is not None
-           and e["grid"] == [1, 1, 1] and e["block"] == [1, 1, 1]] \
+ALL = [e for e in testing.zluda_manifest() if testing.zluda_cubin(e) is not None] \
     if testing.ZLUDA_DIR.joinpath("manifest.json").is_file() else []
+ENTRIES = [e for e in ALL if e["grid"] == [1, 1, 1] and e["block"] == [1, 1, 1]]
+MANY = [e for e in ALL if e not in ENTRIES]
 
 
 def _stressed(limit: int):
@@ -66,12 +72,13 @@ def _count_hits(monkeypatch) -> list:
     return seen
 
 
-def _zluda_sweep(timing=None, launches: int = 3) -> list:
+def _zluda_sweep(timing=None, launches: int = 2, entries=None) -> list:
     out = []
+    entries = ENTRIES if entries is None else entries
     programs = [load_program(testing.zluda_cubin(e), e["kernel"], testing.cubin_listing_decoder(testing.zluda_cubin(e)))
-                for e in ENTRIES]
+                for e in entries]
     for _ in range(launches):
-        for entry, program in zip(ENTRIES, programs):
+        for entry, program in zip(entries, programs):
             o = testing.run_zluda(entry, hazard_check=True, program=program, timing=timing)
             r = o.result
             out.append((entry["name"], o.passed, o.reason,
@@ -134,8 +141,9 @@ def _reference(n: int, k: int) -> int:
     return acc
 
 
+@pytest.mark.parametrize("threads", [1, 64])
 @pytest.mark.parametrize("stress", [None, 1 << 30])
-def test_trails_that_differ_by_input(monkeypatch, stress):
+def test_trails_that_differ_by_input(monkeypatch, stress, threads):
     r = oracle.ptxas(PTX, "sm_89")
     assert r.ok, r.stderr
     timing = None if stress is None else _stressed(stress)
@@ -146,16 +154,125 @@ def test_trails_that_differ_by_input(monkeypatch, stress):
         got = []
         for n in trips:
             out = np.zeros(1, np.uint32)
-            res = run(r.output, "loop", (1,), (1,), [np.array([n, 7], np.uint32), out],
+            res = run(r.output, "loop", (1,), (threads,), [np.array([n, 7], np.uint32), out],
                       hazard_check=True, program=prog, timing=timing)
             assert int(out[0]) == _reference(n, 7), n
             got.append((n, int(out[0]), res.instructions, res.cycles, [str(h) for h in res.hazards]))
         return got
     monkeypatch.setattr(scalar, "MEMO_TRAILS", 0)
+    monkeypatch.setattr(checker_trail, "DEFER", False)
     want = sweep()
     monkeypatch.setattr(scalar, "MEMO_TRAILS", 4)
-    seen = _count_hits(monkeypatch)
+    monkeypatch.setattr(checker_trail, "DEFER", True)
+    seen = _count_hits(monkeypatch) if threads == 1 else _count_machine_hits(monkeypatch)
     got = sweep()
     assert got == want
     assert len({w[3] for w in want}) >= 6          # the trip count shows in the cycles
     assert seen[0] >= 4 and seen[1] >= 4, seen     # taken where a trail came back, made where not
+
+
+def _count_machine_hits(monkeypatch) -> list:
+    """[machines that took a kept outcome, machines that made the calls] from now on."""
+    seen = [0, 0]
+    orig_run, orig_replay = checker_trail.run_machine, checker_trail._replay
+
+    def run_machine(*a):
+        seen[0] += 1
+        return orig_run(*a)
+
+    def replay(*a):
+        seen[0] -= 1
+        seen[1] += 1
+        return orig_replay(*a)
+    monkeypatch.setattr(checker_trail, "run_machine", run_machine)
+    monkeypatch.setattr(checker_trail, "_replay", replay)
+    return seen
+
+
+@pytest.mark.skipif(not MANY, reason="no ZLUDA corpus")
+@pytest.mark.parametrize("stress", [None, 3, 1 << 30])
+def test_machine_trails_give_what_the_calls_give(monkeypatch, stress):
+    timing = None if stress is None else _stressed(stress)
+    monkeypatch.setattr(checker_trail, "DEFER", False)
+    want = _zluda_sweep(timing, entries=MANY)
+    monkeypatch.setattr(checker_trail, "DEFER", True)
+    seen = _count_machine_hits(monkeypatch)
+    got = _zluda_sweep(timing, entries=MANY)
+    for w, g in zip(want, got):
+        assert g == w, w[0]
+    assert seen[0] >= len(MANY) and seen[1] >= len(MANY), seen
+    if stress is not None:
+        assert sum(len(w[3][4]) for w in want if w[3]) > 100
+
+
+TINYGRAD = sorted((e for e in testing.tinygrad_manifest() if testing.tinygrad_cubin(e) is not None),
+                  key=lambda e: e["file"])[::40] if testing.TINYGRAD_DIR.joinpath("manifest.json").is_file() else []
+
+
+@pytest.mark.skipif(not TINYGRAD, reason="no tinygrad corpus")
+@pytest.mark.parametrize("stress", [None, 1 << 30])
+def test_machine_trails_on_tinygrad_kernels(monkeypatch, stress):
+    timing = None if stress is None else _stressed(stress)
+    programs = [load_program(testing.tinygrad_cubin(e), e["entry"], cubin_listing_decoder(testing.tinygrad_cubin(e)))
+                for e in TINYGRAD]
+    released = [0]
+    orig = checker_trail.MachineTrail.barrier_release
+
+    def barrier_release(self, machine, warps):
+        released[0] += 1
+        return orig(self, machine, warps)
+    monkeypatch.setattr(checker_trail.MachineTrail, "barrier_release", barrier_release)
+
+    def sweep():
+        out = []
+        for _ in range(2):
+            for e, p in zip(TINYGRAD, programs):
+                o = testing.run_tinygrad(e, hazard_check=True, program=p, timing=timing)
+                r = o.result
+                out.append((e["file"], o.ok, o.reason, r and (r.buffers, r.instructions, r.cycles,
+                                                              [str(h) for h in r.hazards])))
+        return out
+    monkeypatch.setattr(checker_trail, "DEFER", False)
+    want = sweep()
+    monkeypatch.setattr(checker_trail, "DEFER", True)
+    got = sweep()
+    for w, g in zip(want, got):
+        assert g == w, w[0]
+    assert released[0] > 0                          # barriers among the kept calls
+    if stress is not None:
+        assert sum(len(w[3][3]) for w in want if w[3]) > 100
+
+
+def _budgeted(entry, program, budget):
+    launch = Launch(program, entry["grid"], entry["block"], entry["dynamic_shared_bytes"],
+                    budget=budget, hazard_check=True)
+    launch.timing_model = _stressed(1 << 30)(launch)
+    out = launch.gmem.allocate("output", entry["output_alloc_bytes"])
+    buffers = {"output": out}
+    if entry["input"] is not None:
+        buffers["input"] = launch.gmem.allocate("input", entry["input_bytes"], bytes.fromhex(entry["input"]["hex"]))
+    launch.set_params([Param(buffer=p) for p in entry["params"]], buffers)
+    tm = launch.timing_model
+    try:
+        launch.run()
+    except EmuFault as e:
+        return "fault", str(e), launch.budget.used, [str(h) for h in tm.hazards]
+    return "ok", out.data.tobytes(), launch.budget.used, [str(h) for h in tm.hazards]
+
+
+@pytest.mark.skipif(not MANY, reason="no ZLUDA corpus")
+def test_machine_budget_running_out_half_way(monkeypatch):
+    """A machine that stops at a fault leaves the checker as the calls made up to it do."""
+    flagged = 0
+    for entry in MANY:
+        cubin = testing.zluda_cubin(entry)
+        program = load_program(cubin, entry["kernel"], cubin_listing_decoder(cubin))
+        full = testing.run_zluda(entry, hazard_check=True, program=program).result.instructions
+        half = max(full // 2, 1)
+        monkeypatch.setattr(checker_trail, "DEFER", True)
+        got = _budgeted(entry, program, half)
+        monkeypatch.setattr(checker_trail, "DEFER", False)
+        want = _budgeted(entry, program, half)
+        assert got[0] == "fault" and got == want, entry["name"]
+        flagged += bool(want[3])
+    assert flagged >= len(MANY) // 2
