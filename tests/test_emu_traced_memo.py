@@ -276,3 +276,66 @@ def test_machine_budget_running_out_half_way(monkeypatch):
         assert got[0] == "fault" and got == want, entry["name"]
         flagged += bool(want[3])
     assert flagged >= len(MANY) // 2
+
+
+BARRIER_PTX = r"""
+.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry staged(.param .u64 inp, .param .u64 out)
+{
+    .reg .u32 %r<10>; .reg .u64 %rd<6>; .reg .pred %p<4>;
+    ld.param.u64 %rd1, [inp]; ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    ld.global.u32 %r2, [%rd1];
+    mov.u32 %r3, 1;
+    mov.u32 %r4, 0;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra WAIT;
+FIRST:
+    setp.ge.u32 %p2, %r4, %r2;
+    @%p2 bra WAIT;
+    mad.lo.u32 %r3, %r3, 3, %r4;
+    add.u32 %r4, %r4, 1;
+    bra FIRST;
+WAIT:
+    bar.sync 0;
+    mov.u32 %r4, 0;
+    setp.lt.u32 %p1, %r1, 32;
+    @%p1 bra DONE;
+SECOND:
+    setp.ge.u32 %p3, %r4, %r2;
+    @%p3 bra DONE;
+    mad.lo.u32 %r3, %r3, 5, %r4;
+    add.u32 %r4, %r4, 1;
+    bra SECOND;
+DONE:
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r3;
+    ret;
+}
+"""
+
+
+def test_barrier_release_among_kept_calls(monkeypatch):
+    """One warp works before a barrier, the other after it: the release that sets the second
+    warp's clock to the first's must be among the kept calls, in its place."""
+    r = oracle.ptxas(BARRIER_PTX, "sm_89")
+    assert r.ok, r.stderr
+
+    def sweep():
+        prog = load_program(r.output, "staged", cubin_listing_decoder(r.output))
+        got = []
+        for n in (5, 9, 5, 9):
+            out = np.zeros(64, np.uint32)
+            res = run(r.output, "staged", (1,), (64,), [np.array([n], np.uint32), out],
+                      hazard_check=True, program=prog)
+            got.append((n, out.tobytes(), res.instructions, res.cycles))
+        return got
+    monkeypatch.setattr(checker_trail, "DEFER", False)
+    want = sweep()
+    monkeypatch.setattr(checker_trail, "DEFER", True)
+    seen = _count_machine_hits(monkeypatch)
+    assert sweep() == want
+    assert seen == [2, 2], seen
