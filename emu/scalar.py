@@ -676,6 +676,49 @@ def _tpair(i: int) -> Callable:
     return read
 
 
+def _tupred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "UP":
+        return _tpred(op)
+    i, inv = op.index, op.inv
+    if i == 7:
+        return lambda t: not inv
+    key = ("UP", i)
+
+    def read(t):
+        t.reads.append(key)
+        return not t.UP[i] if inv else t.UP[i]
+    return read
+
+
+def _tudst(op) -> Callable | None:
+    write = _udst(op)
+    if write is None or write is _discard:
+        return write
+    i, key = op.index, ("UR", op.index)
+
+    def write(t, v, mask):
+        t.writes.append(key)
+        t.UR[i] = v
+    return write
+
+
+def _tudst_pred(op) -> Callable | None:
+    write = _udst_pred(op)
+    if write is None or write is _discard:
+        return write
+    i, key = op.index, ("UP", op.index)
+
+    def write(t, v, mask):
+        t.writes.append(key)
+        t.UP[i] = bool(v)
+    return write
+
+
+# the uniform forms' accessors for a traced thread (UNIFORM_LISTS with what they touch recorded)
+TRACED_UNIFORM_LISTS = SimpleNamespace(src=_tsrc, pred=_tupred, dst=_tudst, dst_pred=_tudst_pred, pair=None,
+                                       const64=None, address=None, traced=True)
+
+
 _TRACED: dict[int, SimpleNamespace] = {}
 
 
@@ -684,7 +727,7 @@ def traced_lists(limit: int) -> SimpleNamespace:
     x = _TRACED.get(limit)
     if x is None:
         x = _TRACED[limit] = SimpleNamespace(src=_tsrc, pred=_tpred, dst=_tdst(limit), dst_pred=_tdst_pred,
-                                             pair=_tpair, const64=const64, address=address)
+                                             pair=_tpair, const64=const64, address=address, traced=True)
     return x
 
 
@@ -736,12 +779,11 @@ def _no_address_registers(ins) -> bool:
 
 
 # emu/scalar_forms.py's forms (unguarded) record what their handlers do, read through the
-# traced accessors, except: PRMT (its handler reads the selector before the second source),
-# DFMA/DMUL/F2F (their handlers read each source pair twice), IMAD's carry forms (the handler
-# reads the carry predicate first), VOTEU (it writes its uniform registers unrecorded); and
-# LDS/STS read an address register unrecorded (`_TRACED_OWN`: only those reading none).
+# traced accessors (`x.traced`: DFMA/DMUL/F2F/IMAD.HI read sources again as their handlers
+# do), except VOTEU (it writes its uniform registers unrecorded); LDS/STS read an address
+# register unrecorded (`_TRACED_OWN`: only those reading none).
 # (tests/test_emu_scalar_traced.py compares every `end` call with the machine's.)
-_UNTRACED_OWN = frozenset(("PRMT", "DFMA", "DMUL", "F2F", "IMAD", "VOTEU"))
+_UNTRACED_OWN = frozenset(("VOTEU",))
 _TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers}
 
 
@@ -785,6 +827,8 @@ def _tentry(decoded, offset: int, x):
     if f is None and g is None and op in OWN and op not in _UNTRACED_OWN and step.fast \
             and _TRACED_OWN.get(op, bool)(ins):
         f = OWN[op](step, fallback, x)
+    if f is None and g is None and op in UNIFORM and step.fast:
+        f = FORMS[UNIFORM[op]](step, fallback, TRACED_UNIFORM_LISTS)
     if f is not None:
         return (f, gi, skip, _PLAIN, step)
     return False if bridged is None else (bridged, None, None, _BRIDGED, step)

@@ -73,7 +73,11 @@ def test_fp64_idp_frnd_kernels_run_without_a_machine(monkeypatch):
 # Under the hazard checker (scalar.run_traced) the forms whose reads and writes are recorded
 # as their handlers record them (tests/test_emu_scalar_traced.py compares the checker's calls)
 TRACED_KERNELS = ("brev", "activemask", "cvt_rni", "cvt_rzi", "cvt_s32_f32", "cvt_rni_u16_f32", "div_ftz",
-                  "div_noftz", "sin", "cos", "call_rnd", "dp4a", "dp2a", "uint_to_fp_bf16")
+                  "div_noftz", "sin", "cos", "call_rnd", "dp4a", "dp2a", "uint_to_fp_bf16",
+                  # (sources read again as their handlers do: DFMA, DMUL, F2F, IMAD.HI; PRMT's selector
+                  # before b; IMAD's carry in first; the uniform forms)
+                  "rcp_f64", "rsqrt", "cvt_f64_f32", "mul_hi", "rem", "prmt_signext", "prmt_slow", "cvt_s16_s8",
+                  "const_ident", "vshr_clamp", "param_is_addressable")
 
 
 @pytest.mark.skipif(not _zluda(TRACED_KERNELS), reason="no ZLUDA corpus")
