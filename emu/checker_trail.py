@@ -52,9 +52,8 @@ def defers(tm) -> bool:
     """Whether a machine under checker `tm` may keep its calls: a checker that observes as
     TimingModel does (emu/scalar.py `_plain_checker`) with TimingModel's own `end` (a test
     that wraps it in place sees every call as it comes)."""
-    from .hazards import PURE_END
-    from .scalar import _plain_checker
-    return DEFER and tm is not None and _plain_checker(type(tm)) and type(tm).end is PURE_END
+    from .scalar import _plain_checker, _pure_end
+    return DEFER and tm is not None and _plain_checker(type(tm)) and type(tm).end is _pure_end()
 
 
 def _replay(tm, machine, events) -> None:

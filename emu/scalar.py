@@ -390,10 +390,9 @@ def _one_lane(t: Thread):
     from .machine import _ONE_WARP, Group, Machine
     m = Machine(t.launch, [(0, 0, 0)])
     m.shared_data = np.frombuffer(t.shared, dtype=np.uint8)
-    clock = getattr(t, "clock", None)
-    if clock is not None:           # a traced thread: the machine carries on with its clock
+    if t.tracing:                   # a traced thread: the machine carries on with its clock
         t.launch.timing_model.attach(m)
-        m.clocks[0] = clock
+        m.clocks[0] = t.own_clock()
         m.timing = _Deferring(t)    # (until the machine takes over: `_machine`)
     return m, Group(m, m._live_lanes, _ONE_WARP, 0)
 
@@ -568,18 +567,24 @@ class TracedThread(Thread):
     __slots__ = ("reads", "writes", "clock", "trail", "end", "flushed")
     tracing = True
 
-    def __init__(self, launch, clock):
+    def __init__(self, launch):
         super().__init__(launch)
         self.reads: list = []
         self.writes: list = []
-        self.clock = clock
+        self.clock = None           # made when first needed (`own_clock`: a kept trail needs none)
         self.trail: list = []
         self.end = launch.timing_model.end
         self.flushed = False        # whether the clock has been needed before the launch's end
 
+    def own_clock(self):
+        clock = self.clock
+        if clock is None:
+            clock = self.clock = self.launch.timing_model.new_clock()
+        return clock
+
     def flush(self) -> None:
         """The waiting `end` calls, made now; the clock is current after."""
-        trail, end, clock = self.trail, self.end, self.clock
+        trail, end, clock = self.trail, self.end, self.own_clock()
         for step, lanes, reads, writes in trail:
             end(clock, step, lanes, reads, writes)
         trail.clear()
@@ -882,8 +887,7 @@ _MEMO_KEYS = 8              # checkers kept per decoding (a test's model may be 
 
 
 def _memo_entries(decoded, tm, limit) -> list | None:
-    from .hazards import PURE_END
-    if MEMO_TRAILS <= 0 or type(tm).end is not PURE_END:
+    if MEMO_TRAILS <= 0 or type(tm).end is not _pure_end():
         return None                 # (an `end` wrapped in place, as a test's, sees every call)
     memo = decoded.__dict__.setdefault("scalar_traced_memo", {})
     key = (limit, type(tm), id(tm.lat), tm.serialised)
@@ -893,6 +897,17 @@ def _memo_entries(decoded, tm, limit) -> list | None:
             memo.clear()
         slot = memo[key] = (tm.lat, [])
     return slot[1]
+
+
+def _pure_end():
+    global _PURE_END
+    if _PURE_END is None:
+        from .hazards import PURE_END
+        _PURE_END = PURE_END
+    return _PURE_END
+
+
+_PURE_END = None
 
 
 def _finish_alone(t: TracedThread, tm, entries) -> int:
@@ -938,8 +953,7 @@ def run_traced(launch) -> None:
     if code is None:
         code = cache[limit] = {}
     x = traced_lists(limit)
-    clock = tm.new_clock()
-    t = TracedThread(launch, clock)
+    t = TracedThread(launch)
     P, trail, pkeys = t.P, t.trail, _PKEYS
     add = trail.append
     budget = launch.budget
@@ -997,7 +1011,7 @@ def run_traced(launch) -> None:
             tm.finish(t.bridge[0])
         elif t.flushed:
             t.flush()
-            tm.cycles = max(tm.cycles, clock.t)
+            tm.cycles = max(tm.cycles, t.clock.t)
         else:       # (a one-lane machine's clock is the thread's: `finish` would read it alone)
             tm.cycles = max(tm.cycles, _finish_alone(t, tm, _memo_entries(decoded, tm, limit)))
     finally:
