@@ -15,35 +15,52 @@ from __future__ import annotations
 import numpy as np
 
 DEFER = True            # whether machines under a plain checker keep their calls (tests compare)
+MAX_EVENTS = 1 << 14    # a longer machine makes its calls from there on as they come (memory)
 MEMO_TRAILS = 4         # trails kept per (decoding, checker)
 _MEMO_KEYS = 8          # checkers kept per decoding (a test's model may be new per launch)
 
 
 class MachineTrail:
-    """Stands for the checker on a machine: its calls, in order, as (step, warps, lanes,
-    reads, writes), a barrier release as (None, warps, None, None, None). Warps and lanes
-    are tuples, made again only when the machine passes another array (it makes new ones
-    rather than change one in place, as the checker's own cached split assumes)."""
-    __slots__ = ("events", "_w", "_wk", "_l", "_lk")
+    """Stands for the checker `tm` on a machine: its calls, in order, as (step, warps,
+    lanes, reads, writes), a barrier release as (None, warps, None, None, None). Warps and
+    lanes are tuples, made again only when the machine passes another array (it makes new
+    ones rather than change one in place, as the checker's own cached split assumes). Past
+    MAX_EVENTS the kept calls are made and later ones passed on as they come (`direct`)."""
+    __slots__ = ("events", "tm", "direct", "_w", "_wk", "_l", "_lk")
 
-    def __init__(self):
+    def __init__(self, tm):
         self.events: list = []
+        self.tm = tm
+        self.direct = False
         self._w = self._l = self._wk = self._lk = None
 
     def step(self, machine, step, warps, lanes, reads, writes) -> None:
+        if self.direct:
+            return self.tm.step(machine, step, warps, lanes, reads, writes)
         if warps is not self._w:
             self._w, self._wk = warps, tuple(warps.tolist())
         if lanes is not self._l:
             self._l, self._lk = lanes, tuple(lanes.tolist())
-        self.events.append((step, self._wk, self._lk, reads.copy(), writes.copy()))
+        events = self.events
+        events.append((step, self._wk, self._lk, reads.copy(), writes.copy()))
+        if len(events) >= MAX_EVENTS:
+            self._go_direct(machine)
+
+    def _go_direct(self, machine) -> None:
+        _replay(self.tm, machine, self.events)
+        self.events = []
+        self.direct = True
 
     def sole_clock(self, machine, warps):
-        return None, None
+        return self.tm.sole_clock(machine, warps) if self.direct else (None, None)
 
     def end(self, clock, step, lanes, reads, writes) -> None:
-        raise AssertionError("a trail hands out no clock (sole_clock)")
+        # (the machine has a clock to call `end` on only from `sole_clock`, once direct)
+        return self.tm.end(clock, step, lanes, reads, writes)
 
     def barrier_release(self, machine, warps) -> None:
+        if self.direct:
+            return self.tm.barrier_release(machine, warps)
         self._w = None
         self.events.append((None, tuple(np.asarray(warps).tolist()), None, None, None))
 
@@ -87,7 +104,7 @@ def _entries(decoded, tm) -> list | None:
 def run_machine(launch, machine, tm) -> None:
     """`machine.run` under checker `tm` (attached) with its calls kept, then `tm.finish`: a
     kept trail's outcome where its calls equal this one's, else the calls made (and kept)."""
-    trail = MachineTrail()
+    trail = MachineTrail(tm)
     machine.timing = trail
     try:
         machine.run(launch.budget)
@@ -97,6 +114,10 @@ def run_machine(launch, machine, tm) -> None:
         raise
     machine.timing = tm
     events = trail.events
+    if trail.direct:
+        _replay(tm, machine, events)
+        tm.finish(machine)
+        return
     entries = _entries(launch.decoded, tm)
     nwarps = machine.nwarps
     if entries is not None:

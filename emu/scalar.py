@@ -883,6 +883,7 @@ _PKEYS = [("P", i) for i in range(8)]
 # (each launch's is a fresh `new_clock()`), of each call's step (its facts), lanes, reads
 # and writes, and of the checker's latency model and methods: the key holds those.
 MEMO_TRAILS = 4             # trails kept per (decoding, register limit, checker)
+MAX_TRAIL = 1 << 14         # a longer trail is flushed at a branch (memory), and kept by no one
 _MEMO_KEYS = 8              # checkers kept per decoding (a test's model may be new per launch)
 
 
@@ -984,6 +985,8 @@ def run_traced(launch) -> None:
                 nxt = f(t) if on else pc + 16
                 add((step, 1, reads, writes))
                 used += 1
+                if len(trail) >= MAX_TRAIL:
+                    t.flush()
                 if nxt < 0:
                     pc = -1
                     break

@@ -339,3 +339,39 @@ def test_barrier_release_among_kept_calls(monkeypatch):
     seen = _count_machine_hits(monkeypatch)
     assert sweep() == want
     assert seen == [2, 2], seen
+
+
+@pytest.mark.skipif(not ALL, reason="no ZLUDA corpus")
+def test_long_trails_pass_their_calls_on(monkeypatch):
+    """Past `MAX_EVENTS` / `MAX_TRAIL` (made 5 here) the kept calls are made and the rest go
+    to the checker as they come: the outcome is the same, and no trail is kept."""
+    timing = _stressed(1 << 30)
+    entries = ENTRIES[::4] + MANY
+    monkeypatch.setattr(scalar, "MEMO_TRAILS", 0)
+    monkeypatch.setattr(checker_trail, "DEFER", False)
+    want = _zluda_sweep(timing, entries=entries)
+    monkeypatch.setattr(scalar, "MEMO_TRAILS", 4)
+    monkeypatch.setattr(checker_trail, "DEFER", True)
+    monkeypatch.setattr(scalar, "MAX_TRAIL", 5)
+    monkeypatch.setattr(checker_trail, "MAX_EVENTS", 5)
+    direct = [0]
+    orig = checker_trail.MachineTrail._go_direct
+
+    def go_direct(self, machine):
+        direct[0] += 1
+        return orig(self, machine)
+    monkeypatch.setattr(checker_trail.MachineTrail, "_go_direct", go_direct)
+    alone = [0]
+    finish = scalar._finish_alone
+
+    def finish_alone(*a):
+        alone[0] += 1
+        return finish(*a)
+    monkeypatch.setattr(scalar, "_finish_alone", finish_alone)
+    got = _zluda_sweep(timing, entries=entries)
+    for w, g in zip(want, got):
+        assert g == w, w[0]
+    assert direct[0] >= len(MANY)
+    # one-thread launches past 5 steps at a branch or their EXIT: flushed, no trail kept
+    assert alone[0] < len(ENTRIES[::4]), alone
+    assert sum(len(w[3][4]) for w in want if w[3]) > 100
