@@ -91,17 +91,18 @@ def _zluda_sweep(timing=None, launches: int = 2, entries=None) -> list:
 @pytest.mark.parametrize("stress", [None, 3, 1 << 30])
 def test_kept_trails_give_what_the_calls_give(monkeypatch, stress):
     timing = None if stress is None else _stressed(stress)
+    entries = ENTRIES if stress is None else ENTRIES[::3]      # (a third under the stressed models)
     monkeypatch.setattr(scalar, "MEMO_TRAILS", 0)
-    want = _zluda_sweep(timing)
+    want = _zluda_sweep(timing, entries=entries)
     monkeypatch.setattr(scalar, "MEMO_TRAILS", 4)
     seen = _count_hits(monkeypatch)
-    got = _zluda_sweep(timing)
+    got = _zluda_sweep(timing, entries=entries)
     for w, g in zip(want, got):
         assert g == w, w[0]
     # the kept trails were taken: most launches after each kernel's first
-    assert seen[0] >= 0.9 * len(ENTRIES), seen
+    assert seen[0] >= 0.9 * len(entries), seen
     if stress is not None:
-        assert sum(len(w[3][4]) for w in want if w[3]) > (200 if stress > 3 else 100)
+        assert sum(len(w[3][4]) for w in want if w[3]) > (200 if stress > 3 else 50)
 
 
 PTX = r"""
