@@ -21,6 +21,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
+from .mufu_measured import ex2_f32_one
 from .single_lane import M32, M64, _flush, f32_bits, f32_value
 from .specialise import _access, shared_address_parts
 
@@ -164,6 +165,12 @@ def _mufu(step, fallback, x):
     keep = 0x7FFFFFFF if getattr(a_op, "abs", False) else M32
     flip = 0x80000000 if getattr(a_op, "neg", False) else 0
     flush = (lambda b: b) if name == "TANH" else _flush
+
+    if name == "EX2":
+        # the H200's measured EX2 (emu/mufu_measured.py): every input, no fallback needed
+        def ex2(t, s, active, mask):
+            d(t, ex2_f32_one(_flush((a(t) & keep) ^ flip)), mask)
+        return ex2
 
     def mufu(t, s, active, mask):
         v = f32_value(flush((a(t) & keep) ^ flip))

@@ -1,0 +1,135 @@
+"""MUFU results as measured on an NVIDIA H200 (sm_90), for the functions whose every result
+was captured (`tools/gpu_mufu_capture.py`, tables built by `tools/mufu_tables.py` into
+`emu/data/mufu_sm90.npz`).
+
+RCP, RSQ and SQRT of a normal FP32 input give the correctly rounded result moved by -2..+1
+units in the last place, and how far depends only on the input's 23 fraction bits (RSQ and
+SQRT: and the exponent's parity): every fraction was measured at one exponent (two for
+RSQ/SQRT) and every 8th at four more, all alike. EX2 takes its input as sign and
+magnitude, cuts the magnitude to 23 fraction bits, and gives 2^f of the fraction f from one
+table per sign (the correctly rounded value moved by -2..+1 units), the whole part added to
+the exponent: x in [1, 2) and (-2, -1] measured whole predict every other EX2 sweep. The
+half-precision EX2 and TANH (F16 and BF16) are tables of all 65536 inputs. The other
+functions (FP32 LG2, SIN, COS, TANH) stay the correctly rounded value: their measured errors
+are not yet a model.
+
+Used for every arch: only sm_90 was measured; earlier and later MUFUs may differ.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+
+import numpy as np
+
+TABLE_FILE = Path(__file__).resolve().parent / "data" / "mufu_sm90.npz"
+CORRECTED = ("RCP", "RSQ", "SQRT")
+MODELLED = CORRECTED + ("EX2",)
+PACKED = ("rcp", "rsq", "sqrt", "ex2_pos", "ex2_neg")
+HALF_TABLES = {("EX2", "f16"): "ex2_f16", ("TANH", "f16"): "tanh_f16",
+               ("EX2", "bf16"): "ex2_bf16", ("TANH", "bf16"): "tanh_bf16"}
+
+
+_loaded: dict[str, np.ndarray] = {}
+
+
+def _tables() -> dict[str, np.ndarray]:
+    if not _loaded:
+        with np.load(TABLE_FILE) as data:
+            for key in data.files:
+                table = data[key]
+                if key in PACKED:
+                    # two bits per fraction, four to a byte, stored +2
+                    table = np.stack([(table >> s) & 3 for s in (0, 2, 4, 6)], axis=1).reshape(-1).astype(np.int8) - 2
+                _loaded[key] = table
+    return _loaded
+
+
+def use_tables(tables: dict[str, np.ndarray]) -> None:
+    """Model with these (unpacked) tables instead of the file's (tools/mufu_tables.py checks
+    a capture with them before writing the file)."""
+    _loaded.clear()
+    _loaded.update(tables)
+
+
+def _index(fn: str, x_bits):
+    fraction = x_bits & 0x7FFFFF
+    if fn == "RCP":
+        return fraction
+    return ((x_bits >> 23) & 1) << 23 | fraction
+
+
+def correct_f32(fn: str, x_bits: np.ndarray, r_bits: np.ndarray) -> np.ndarray:
+    """The H200's MUFU.`fn` bits, given its (flushed) FP32 input bits and the correctly
+    rounded result's bits: moved by the measured difference where input and result are
+    normal numbers; NaNs, infinities, zeros and flushed results as they are."""
+    if fn not in CORRECTED:
+        return r_bits
+    x_bits = np.asarray(x_bits, dtype=np.uint32)
+    r_bits = np.asarray(r_bits, dtype=np.uint32)
+    xe, re = (x_bits >> 23) & 0xFF, (r_bits >> 23) & 0xFF
+    normal = (xe != 0) & (xe != 0xFF) & (re != 0) & (re != 0xFF)
+    delta = _tables()[fn.lower()][_index(fn, x_bits)].astype(np.int64)
+    moved = (r_bits.astype(np.int64) + delta).astype(np.uint32)
+    return np.where(normal, moved, r_bits).astype(np.uint32)
+
+
+def correct_f32_one(fn: str, x_bits: int, r_bits: int) -> int:
+    """`correct_f32` of one value (the scalar interpreters' form)."""
+    if fn not in CORRECTED:
+        return r_bits
+    xe, re = (x_bits >> 23) & 0xFF, (r_bits >> 23) & 0xFF
+    if xe in (0, 0xFF) or re in (0, 0xFF):
+        return r_bits
+    return (r_bits + int(_tables()[fn.lower()][_index(fn, x_bits)])) & 0xFFFFFFFF
+
+
+_EX2_FRACTION = 1 << 23
+
+
+def ex2_f32(x_bits: np.ndarray) -> np.ndarray:
+    """MUFU.EX2's result bits for (flushed) FP32 input bits, as the H200 computes them: the
+    magnitude cut to 23 fraction bits (whole part i, fraction f), 2^f from the sign's table
+    (its value at 1 + f/2^23 for +, -(1 + f/2^23) for -), the exponent moved by i - 1 (+)
+    or 1 - i (-); a result past the range an infinity or a (flushed) zero, +-inf give inf
+    and 0, a NaN the canonical one."""
+    x_bits = np.asarray(x_bits, dtype=np.uint32)
+    negative = (x_bits >> 31).astype(bool)
+    magnitude = (x_bits & 0x7FFFFFFF).view(np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        fixed = np.floor(np.minimum(magnitude, 512.0) * _EX2_FRACTION).astype(np.int64)
+    whole, fraction = fixed >> 23, fixed & (_EX2_FRACTION - 1)
+    unit = (1.0 + fraction / _EX2_FRACTION)
+    tables = _tables()
+    with np.errstate(all="ignore"):
+        base = np.where(negative, np.exp2(-unit), np.exp2(unit)).astype(np.float32).view(np.uint32).astype(np.int64)
+    base = base + np.where(negative, tables["ex2_neg"][fraction], tables["ex2_pos"][fraction])
+    exponent = ((base >> 23) & 0xFF) + np.where(negative, 1 - whole, whole - 1)
+    out = np.where(exponent >= 0xFF, 0x7F800000, np.where(exponent <= 0, 0, (exponent << 23) | (base & 0x7FFFFF)))
+    out = np.where(np.isnan(magnitude), 0x7FFFFFFF, out)
+    return out.astype(np.uint32)
+
+
+def ex2_f32_one(x_bits: int) -> int:
+    """`ex2_f32` of one input (the scalar interpreters' form)."""
+    magnitude = x_bits & 0x7FFFFFFF
+    if magnitude > 0x7F800000:
+        return 0x7FFFFFFF
+    negative = x_bits >> 31
+    value = struct.unpack("<f", struct.pack("<I", magnitude))[0]
+    fixed = math.floor(min(value, 512.0) * _EX2_FRACTION)
+    whole, fraction = fixed >> 23, fixed & (_EX2_FRACTION - 1)
+    unit = 1.0 + fraction / _EX2_FRACTION
+    table = _tables()["ex2_neg" if negative else "ex2_pos"]
+    base = struct.unpack("<I", struct.pack("<f", 2.0 ** (-unit if negative else unit)))[0] + int(table[fraction])
+    exponent = ((base >> 23) & 0xFF) + (1 - whole if negative else whole - 1)
+    if exponent >= 0xFF:
+        return 0x7F800000
+    return 0 if exponent <= 0 else (exponent << 23) | (base & 0x7FFFFF)
+
+
+def half_table(fn: str, kind: str) -> np.ndarray | None:
+    """The measured output bits of MUFU.`fn`.F16/.BF16 for every input's bits, or None."""
+    key = HALF_TABLES.get((fn, kind))
+    return None if key is None else _tables()[key]
