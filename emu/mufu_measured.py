@@ -10,8 +10,10 @@ magnitude, cuts the magnitude to 23 fraction bits, and gives 2^f of the fraction
 table per sign (the correctly rounded value moved by -2..+1 units), the whole part added to
 the exponent: x in [1, 2) and (-2, -1] measured whole predict every other EX2 sweep. The
 half-precision EX2 and TANH (F16 and BF16) are tables of all 65536 inputs. The other
-functions (FP32 LG2, SIN, COS, TANH) stay the correctly rounded value: their measured errors
-are not yet a model.
+functions (FP32 SIN, COS, TANH) stay the correctly rounded value: their measured errors
+are not yet a model. LG2 is e + L(fraction) rounded toward zero, with L known to about
+2^-26 from the measured [1, 2) and [0.5, 1) sweeps (it lies between what they round toward
+zero from above and from below 1; the middle of that interval predicts every other exponent).
 
 Used for every arch: only sm_90 was measured; earlier and later MUFUs may differ.
 """
@@ -25,7 +27,7 @@ import numpy as np
 
 TABLE_FILE = Path(__file__).resolve().parent / "data" / "mufu_sm90.npz"
 CORRECTED = ("RCP", "RSQ", "SQRT")
-MODELLED = CORRECTED + ("EX2",)
+MODELLED = CORRECTED + ("EX2", "LG2")
 PACKED = ("rcp", "rsq", "sqrt", "ex2_pos", "ex2_neg")
 HALF_TABLES = {("EX2", "f16"): "ex2_f16", ("TANH", "f16"): "tanh_f16",
                ("EX2", "bf16"): "ex2_bf16", ("TANH", "bf16"): "tanh_bf16"}
@@ -50,6 +52,7 @@ def use_tables(tables: dict[str, np.ndarray]) -> None:
     """Model with these (unpacked) tables instead of the file's (tools/mufu_tables.py checks
     a capture with them before writing the file)."""
     _loaded.clear()
+    _lg2_measured.clear()
     _loaded.update(tables)
 
 
@@ -127,6 +130,62 @@ def ex2_f32_one(x_bits: int) -> int:
     if exponent >= 0xFF:
         return 0x7F800000
     return 0 if exponent <= 0 else (exponent << 23) | (base & 0x7FFFFF)
+
+
+_lg2_measured: list[np.ndarray] = []
+
+
+def _lg2_sweeps() -> tuple[np.ndarray, np.ndarray]:
+    """The measured LG2 bits of 1 + f/2^23 and of (1 + f/2^23)/2 for every fraction f."""
+    if not _lg2_measured:
+        tables = _tables()
+        _lg2_measured.extend(np.cumsum(tables[key], dtype=np.uint64).astype(np.uint32)
+                             for key in ("lg2_e127", "lg2_e126"))
+    return _lg2_measured[0], _lg2_measured[1]
+
+
+def _lg2_l(above_bits: np.ndarray, below_bits: np.ndarray) -> np.ndarray:
+    """L(f) from f's two measured results: the middle of the values that the [1, 2) result
+    (L rounded toward zero) and the [0.5, 1) one (L - 1 rounded toward zero) allow. They
+    disagree only at f = 0 (log2 1 is 0, log2 0.5 two units above -1): there the [0.5, 1)
+    result's bound, which fits every other exponent's result."""
+    above, below = above_bits.view(np.float32), below_bits.view(np.float32)
+    a, b = above.astype(np.float64), below.astype(np.float64) + 1.0
+    below_ulp = np.abs(np.spacing(below).astype(np.float64))
+    lo = np.maximum(a, b - below_ulp)
+    hi = np.minimum(a + np.spacing(above).astype(np.float64), b)
+    return np.where(lo <= hi, (lo + hi) / 2, b - below_ulp / 2)
+
+
+def _toward_zero_f32(values: np.ndarray) -> np.ndarray:
+    """FP64 values as FP32 bits rounded toward zero."""
+    with np.errstate(over="ignore"):
+        nearest = values.astype(np.float32)
+    bits = nearest.view(np.uint32)
+    past = np.abs(nearest.astype(np.float64)) > np.abs(values)
+    return np.where(past, bits - np.uint32(1), bits).astype(np.uint32)
+
+
+def lg2_f32(x_bits: np.ndarray) -> np.ndarray:
+    """MUFU.LG2's result bits for (flushed) FP32 input bits, as the H200 computes them:
+    (exponent - 127) + L(fraction) rounded toward zero (for x in [1, 2) and [0.5, 1) the
+    measured results); log2 of 0 is -inf, of +inf +inf, of a negative number or a NaN the
+    canonical NaN."""
+    x_bits = np.asarray(x_bits, dtype=np.uint32)
+    exponent = ((x_bits >> 23) & 0xFF).astype(np.int64)
+    fraction = x_bits & 0x7FFFFF
+    above, below = (sweep[fraction] for sweep in _lg2_sweeps())
+    value = _toward_zero_f32((exponent - 127) + _lg2_l(above, below))
+    # x in [1, 2) and [0.5, 1): the measured results themselves
+    value = np.where(exponent == 127, above, np.where(exponent == 126, below, value))
+    out = np.where(exponent == 0, 0xFF800000, value)
+    out = np.where(exponent == 0xFF, np.where(fraction == 0, 0x7F800000, 0x7FFFFFFF), out)
+    negative = (x_bits >> 31).astype(bool) & (exponent != 0)
+    return np.where(negative, 0x7FFFFFFF, out).astype(np.uint32)
+
+
+def lg2_f32_one(x_bits: int) -> int:
+    return int(lg2_f32(np.array([x_bits], dtype=np.uint32))[0])
 
 
 def half_table(fn: str, kind: str) -> np.ndarray | None:

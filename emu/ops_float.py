@@ -339,6 +339,8 @@ def op_mufu(w, s, active, mask):
     bits = fp.canonicalise_f32(r)
     if fn == "EX2":
         bits = mufu_measured.ex2_f32(fp.bits32(xf))
+    elif fn == "LG2":
+        bits = mufu_measured.lg2_f32(fp.bits32(xf))
     elif fn in mufu_measured.CORRECTED:
         # the H200's approximation, measured over every input fraction
         bits = mufu_measured.correct_f32(fn, fp.bits32(xf), bits)

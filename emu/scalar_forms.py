@@ -21,7 +21,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
-from .mufu_measured import ex2_f32_one
+from .mufu_measured import ex2_f32_one, lg2_f32_one
 from .single_lane import M32, M64, _flush, f32_bits, f32_value
 from .specialise import _access, shared_address_parts
 
@@ -136,6 +136,9 @@ def _cos(x: float):
 # empties it to time the scalar path without them)
 MUFU64H = {"RCP64H", "RSQ64H"}
 
+# MUFU functions modelled from the H200's measurements: fn -> its result bits of input bits
+MEASURED = {"EX2": ex2_f32_one, "LG2": lg2_f32_one}
+
 # fn → (f, whether an input is in the domain where NumPy computes it without a warning)
 _LIBM = {
     "EX2": (np.exp2, lambda x: -math.inf < x < 1024.0),
@@ -166,11 +169,13 @@ def _mufu(step, fallback, x):
     flip = 0x80000000 if getattr(a_op, "neg", False) else 0
     flush = (lambda b: b) if name == "TANH" else _flush
 
-    if name == "EX2":
-        # the H200's measured EX2 (emu/mufu_measured.py): every input, no fallback needed
-        def ex2(t, s, active, mask):
-            d(t, ex2_f32_one(_flush((a(t) & keep) ^ flip)), mask)
-        return ex2
+    if name in MEASURED:
+        # the H200's measured EX2/LG2 (emu/mufu_measured.py): every input, no fallback needed
+        measured = MEASURED[name]
+
+        def measured_mufu(t, s, active, mask):
+            d(t, measured(_flush((a(t) & keep) ^ flip)), mask)
+        return measured_mufu
 
     def mufu(t, s, active, mask):
         v = f32_value(flush((a(t) & keep) ^ flip))

@@ -1,6 +1,6 @@
 """The emulator's MUFU against an H200's own results (sm_90; `tools/gpu_mufu_capture.py` on
 2026-11-30, the samples in tests/gpu_truth/mufu_sm90_samples.json written from that capture by
-`tools/mufu_tables.py --samples`): RCP/RSQ/SQRT/EX2 at the exponents measured whole and at
+`tools/mufu_tables.py --samples`): RCP/RSQ/SQRT/EX2/LG2 at the exponents measured whole and at
 the sampled ones, and the F16/BF16 EX2 and TANH. Half of each sweep's samples are inputs
 where the GPU does not give the correctly rounded value, so the emulator before the measured
 tables (correctly rounded results) fails them. Each runs ptxas's sm_90 cubin of the same
@@ -19,7 +19,7 @@ SAMPLES = json.loads((Path(__file__).parent / "gpu_truth" / "mufu_sm90_samples.j
 
 # the capture's instruction for each function (tools/gpu_mufu_capture.FUNCTIONS)
 PTX_OP = {"rcp": ("rcp.approx.ftz.f32", "f32"), "rsq": ("rsqrt.approx.ftz.f32", "f32"),
-          "sqrt": ("sqrt.approx.ftz.f32", "f32"), "ex2": ("ex2.approx.ftz.f32", "f32"), "ex2_f16": ("ex2.approx.f16", "f16"),
+          "sqrt": ("sqrt.approx.ftz.f32", "f32"), "ex2": ("ex2.approx.ftz.f32", "f32"), "lg2": ("lg2.approx.ftz.f32", "f32"), "ex2_f16": ("ex2.approx.f16", "f16"),
           "tanh_f16": ("tanh.approx.f16", "f16"), "ex2_bf16": ("ex2.approx.ftz.bf16", "bf16"),
           "tanh_bf16": ("tanh.approx.bf16", "bf16")}
 
