@@ -561,9 +561,10 @@ def _machine(launch, t: Thread, pc: int, executed: int) -> None:
 class TracedThread(Thread):
     """A thread whose instructions the checker sees: its reads and writes, and its clock.
 
-    The checker's `end` calls for its scalar steps wait in `trail` (step, reads, writes) until
-    something else needs the clock (a step on the one-lane machine, the machine taking over)
-    or the launch is over: `flush` makes them, in order, on the clock as it stands."""
+    The checker's `end` calls wait in `trail` as (step, lanes, reads, writes), a bridged
+    step's too (`_Deferring`), until the machine takes the thread over, the trail reaches
+    MAX_TRAIL at a branch, or the launch is over: `flush` makes them, in order, on the clock
+    as it stands (`own_clock`)."""
     __slots__ = ("reads", "writes", "clock", "trail", "end", "flushed")
     tracing = True
 
