@@ -36,16 +36,19 @@ HALF_TABLES = {("EX2", "f16"): "ex2_f16", ("TANH", "f16"): "tanh_f16",
 _loaded: dict[str, np.ndarray] = {}
 
 
-def _tables() -> dict[str, np.ndarray]:
-    if not _loaded:
+def _table(key: str) -> np.ndarray:
+    """One table of the file, read on first use (a process that runs no MUFU reads none)."""
+    table = _loaded.get(key)
+    if table is None:
         with np.load(TABLE_FILE) as data:
-            for key in data.files:
-                table = data[key]
-                if key in PACKED:
-                    # two bits per fraction, four to a byte, stored +2
-                    table = np.stack([(table >> s) & 3 for s in (0, 2, 4, 6)], axis=1).reshape(-1).astype(np.int8) - 2
-                _loaded[key] = table
-    return _loaded
+            raw = data[key]
+        table = _loaded[key] = unpack2(raw) if key in PACKED else raw
+    return table
+
+
+def unpack2(packed: np.ndarray) -> np.ndarray:
+    """A packed difference table's values: two bits each, four to a byte, stored +2."""
+    return np.stack([(packed >> s) & 3 for s in (0, 2, 4, 6)], axis=1).reshape(-1).astype(np.int8) - 2
 
 
 def use_tables(tables: dict[str, np.ndarray]) -> None:
@@ -73,7 +76,7 @@ def correct_f32(fn: str, x_bits: np.ndarray, r_bits: np.ndarray) -> np.ndarray:
     r_bits = np.asarray(r_bits, dtype=np.uint32)
     xe, re = (x_bits >> 23) & 0xFF, (r_bits >> 23) & 0xFF
     normal = (xe != 0) & (xe != 0xFF) & (re != 0) & (re != 0xFF)
-    delta = _tables()[fn.lower()][_index(fn, x_bits)].astype(np.int64)
+    delta = _table(fn.lower())[_index(fn, x_bits)].astype(np.int64)
     moved = (r_bits.astype(np.int64) + delta).astype(np.uint32)
     return np.where(normal, moved, r_bits).astype(np.uint32)
 
@@ -85,7 +88,7 @@ def correct_f32_one(fn: str, x_bits: int, r_bits: int) -> int:
     xe, re = (x_bits >> 23) & 0xFF, (r_bits >> 23) & 0xFF
     if xe in (0, 0xFF) or re in (0, 0xFF):
         return r_bits
-    return (r_bits + int(_tables()[fn.lower()][_index(fn, x_bits)])) & 0xFFFFFFFF
+    return (r_bits + int(_table(fn.lower())[_index(fn, x_bits)])) & 0xFFFFFFFF
 
 
 _EX2_FRACTION = 1 << 23
@@ -104,10 +107,9 @@ def ex2_f32(x_bits: np.ndarray) -> np.ndarray:
         fixed = np.floor(np.minimum(magnitude, 512.0) * _EX2_FRACTION).astype(np.int64)
     whole, fraction = fixed >> 23, fixed & (_EX2_FRACTION - 1)
     unit = (1.0 + fraction / _EX2_FRACTION)
-    tables = _tables()
     with np.errstate(all="ignore"):
         base = np.where(negative, np.exp2(-unit), np.exp2(unit)).astype(np.float32).view(np.uint32).astype(np.int64)
-    base = base + np.where(negative, tables["ex2_neg"][fraction], tables["ex2_pos"][fraction])
+    base = base + np.where(negative, _table("ex2_neg")[fraction], _table("ex2_pos")[fraction])
     exponent = ((base >> 23) & 0xFF) + np.where(negative, 1 - whole, whole - 1)
     out = np.where(exponent >= 0xFF, 0x7F800000, np.where(exponent <= 0, 0, (exponent << 23) | (base & 0x7FFFFF)))
     out = np.where(np.isnan(magnitude), 0x7FFFFFFF, out)
@@ -124,7 +126,7 @@ def ex2_f32_one(x_bits: int) -> int:
     fixed = math.floor(min(value, 512.0) * _EX2_FRACTION)
     whole, fraction = fixed >> 23, fixed & (_EX2_FRACTION - 1)
     unit = 1.0 + fraction / _EX2_FRACTION
-    table = _tables()["ex2_neg" if negative else "ex2_pos"]
+    table = _table("ex2_neg" if negative else "ex2_pos")
     base = struct.unpack("<I", struct.pack("<f", 2.0 ** (-unit if negative else unit)))[0] + int(table[fraction])
     exponent = ((base >> 23) & 0xFF) + (1 - whole if negative else whole - 1)
     if exponent >= 0xFF:
@@ -138,8 +140,7 @@ _lg2_measured: list[np.ndarray] = []
 def _lg2_sweeps() -> tuple[np.ndarray, np.ndarray]:
     """The measured LG2 bits of 1 + f/2^23 and of (1 + f/2^23)/2 for every fraction f."""
     if not _lg2_measured:
-        tables = _tables()
-        _lg2_measured.extend(np.cumsum(tables[key], dtype=np.uint64).astype(np.uint32)
+        _lg2_measured.extend(np.cumsum(_table(key), dtype=np.uint64).astype(np.uint32)
                              for key in ("lg2_e127", "lg2_e126"))
     return _lg2_measured[0], _lg2_measured[1]
 
@@ -191,4 +192,4 @@ def lg2_f32_one(x_bits: int) -> int:
 def half_table(fn: str, kind: str) -> np.ndarray | None:
     """The measured output bits of MUFU.`fn`.F16/.BF16 for every input's bits, or None."""
     key = HALF_TABLES.get((fn, kind))
-    return None if key is None else _tables()[key]
+    return None if key is None else _table(key)

@@ -54,13 +54,6 @@ def pack2(values: np.ndarray) -> np.ndarray:
     return u[0::4] | (u[1::4] << 2) | (u[2::4] << 4) | (u[3::4] << 6)
 
 
-PACKED = ("rcp", "rsq", "sqrt", "ex2_pos", "ex2_neg")
-
-
-def unpack2(packed: np.ndarray) -> np.ndarray:
-    return np.stack([(packed >> s) & 3 for s in (0, 2, 4, 6)], axis=1).reshape(-1).astype(np.int8) - 2
-
-
 def build(capture: Capture) -> dict[str, np.ndarray]:
     tables = {}
     for fn in EXACT:
@@ -95,7 +88,8 @@ def build(capture: Capture) -> dict[str, np.ndarray]:
         _, v = capture.outputs(name)
         tables[name] = np.diff(v, prepend=np.uint32(0)).astype(np.uint32)
     from emu import mufu_measured
-    mufu_measured.use_tables({k: unpack2(t) if k in PACKED else t for k, t in tables.items()})
+    mufu_measured.use_tables({k: mufu_measured.unpack2(t) if k in mufu_measured.PACKED else t
+                              for k, t in tables.items()})
     models = {"ex2": mufu_measured.ex2_f32, "lg2": mufu_measured.lg2_f32}
     for name, s in capture.sweeps.items():
         if s["fn"] in models:
