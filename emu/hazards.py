@@ -383,8 +383,9 @@ class TimingModel:
             if facts.after_barrier and clock.group_issued.get("BAR") is not None:
                 last = clock.group_issued["BAR"]
                 if t < last[0] + lat.AFTER_BARRIER[1]:
+                    what = "a barrier's result (B2R) needs" if op == "B2R" else "memory instructions need"
                     self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
-                                             f"memory instructions need {lat.AFTER_BARRIER[1]}")
+                                             f"{what} {lat.AFTER_BARRIER[1]}")
             if op == "BAR":
                 clock.group_issued["BAR"] = (t, facts.offset)
             if facts.pad_role:

@@ -68,7 +68,9 @@ def _fuzz_run(ptx_path: Path, cubin: bytes):
     "r2ur_mbarrier_waterfall_s9300361", "dmma_source_after_mov_s9300311",
     # an MMA's unread result landing over a later ALU write (tests/test_fixed_latency_waw.py):
     # run 21 hung (9400186), raised ILLEGAL_INSTRUCTION (the probe), INVALID_ADDRESS_SPACE (9400163)
-    "mma_dead_result_waw_s9400186", "mma_dead_result_waw_s9400163", "hmma_f32_probe_s9620049"])
+    "mma_dead_result_waw_s9400186", "mma_dead_result_waw_s9400163", "hmma_f32_probe_s9620049",
+    # B2R.RESULT 1 cycle after BAR.RED.POPC (GPU run 27): the H200 gave the popc count 0
+    "bar_red_b2r_s9500528", "bar_red_b2r_s9500604"])
 def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     from ptx2sass.fuzz.inputs import read_case
     from ptx2sass.fuzz.runner import compile_ours, compile_ptxas, execute, load
@@ -83,6 +85,62 @@ def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     assert theirs is not None, err
     want = execute(load(theirs, case.kernel), case, hazard_check=False)
     assert result.buffers["out"] == want.buffers["out"]
+
+
+_BAR_RED_PTX = """
+.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 q)
+{{
+  .reg .u32 %r<6>; .reg .pred %p<2>; .reg .u64 %d<2>;
+  ld.param.u64 %d0, [p];
+  ld.param.u32 %r5, [q];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p0, %r1, %r5;
+  bar.red.popc.u32 %r2, 0, %p0;
+  bar.red.or.pred %p1, 1, %p0;
+  selp.u32 %r3, 1, 0, %p1;
+  add.u32 %r2, %r2, %r3;
+  mul.wide.u32 %d1, %r1, 4;
+  add.u64 %d1, %d1, %d0;
+  st.global.u32 [%d1], %r2;
+  ret;
+}}
+"""
+
+
+def _bar_to_b2r_cycles(listing: str) -> list[int]:
+    """Cycles from each BAR.RED to the B2R.RESULT that reads its result (stall counts of the
+    instructions between, from the control words of an `nvdisasm -hex` listing)."""
+    words = re.findall(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);\s*/\* 0x[0-9a-f]+ \*/\s*/\* (0x[0-9a-f]+) \*/", listing)
+    out, since = [], None
+    for text, hi in words:
+        if since is not None and "B2R" in text:
+            out.append(since)
+            since = None
+        stall = int(hi, 16) >> 41 & 0xF
+        if "BAR.RED" in text:
+            since = 0
+        if since is not None:
+            since += stall
+    return out
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90", "sm_100", "sm_120"])
+def test_b2r_reads_a_reduction_as_late_as_ptxas(arch):
+    """B2R.RESULT reads BAR.RED's result no sooner than ptxas lets it (6 cycles, 5 on sm_75:
+    the tables' after_barrier); ours read it 1 cycle after and the H200 returned a popc count
+    of 0 (GPU run 27, fuzz 9500528 and 9500604)."""
+    import ptx2sass
+    from ptx2sass import oracle
+    ptx = _BAR_RED_PTX.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    want = _bar_to_b2r_cycles(oracle.nvdisasm(theirs.output))
+    got = _bar_to_b2r_cycles(oracle.nvdisasm(ptx2sass.compile(ptx, arch, "k.ptx")))
+    assert len(want) == len(got) == 2
+    assert min(got) >= min(want), (got, want)       # ptxas's shortest distance is the floor
 
 
 _BARRIERS = ("WARPSYNC", "BRA", "BSYNC", "BSSY", "YIELD", "EXIT", "RET", "CALL")
