@@ -181,11 +181,51 @@ L:
 """
 
 
+_TENSOR_PTX = """
+.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 tmap)
+{{
+  .reg .b32 %r<3>; .reg .b64 %d<2>;
+  .shared .align 128 .b8 buf[4096];
+  .shared .align 8 .b64 bar[1];
+  ld.param.u64 %d0, [tmap];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, buf;
+  mov.u32 %r2, bar;
+  mbarrier.init.shared::cta.b64 [%r2], 1;
+  fence.mbarrier_init.release.cluster;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %d1, [%r2], 64;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%d0, {{%r0, %r0}}], [%r2];
+  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%d0, {{%r0, %r0}}], [%r1];
+  cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%d0, {{%r0, %r0}}], [%r1];
+  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%d0, {{%r0, %r0}}];
+  ret;
+}}
+"""
+_ASYNC_COPIES = ("UBLKCP", "UBLKPF", "UBLKRED", "UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF")
+
+
 def _bulk_read_scoreboards(listing: str) -> list[tuple[str, bool]]:
-    """(opcode, sets a read scoreboard) of each UBLK* instruction of an `nvdisasm -hex` listing."""
+    """(opcode, sets a read scoreboard) of each bulk/tensor copy of an `nvdisasm -hex` listing."""
     words = re.findall(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);\s*/\* 0x[0-9a-f]+ \*/\s*/\* (0x[0-9a-f]+) \*/", listing)
     return [(text.split()[0].split(".")[0], (int(hi, 16) >> 41 >> 8 & 7) != 7)
-            for text, hi in words if text.startswith("UBLK")]
+            for text, hi in words if text.split()[0].split(".")[0] in _ASYNC_COPIES]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_tensor_copy_sources_are_read_behind_a_scoreboard(arch):
+    """The tensor copies (UTMALDG/UTMASTG/UTMAREDG/UTMAPF) read their uniform registers late
+    too: ptxas gives each a read scoreboard, as it does UBLKCP (below); ours gave none."""
+    import ptx2sass
+    from ptx2sass import oracle
+    ptx = _TENSOR_PTX.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    want = _bulk_read_scoreboards(oracle.nvdisasm(theirs.output))
+    got = _bulk_read_scoreboards(oracle.nvdisasm(ptx2sass.compile(ptx, arch, "k.ptx")))
+    assert len(want) == 4 and got == want and all(sb for _, sb in want)
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
