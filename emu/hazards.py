@@ -385,8 +385,9 @@ class TimingModel:
             if facts.after_barrier and clock.group_issued.get("BAR") is not None:
                 last = clock.group_issued["BAR"]
                 if t < last[0] + lat.AFTER_BARRIER[1]:
+                    what = "a barrier's result (B2R) needs" if op == "B2R" else "memory instructions need"
                     self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
-                                             f"memory instructions need {lat.AFTER_BARRIER[1]}")
+                                             f"{what} {lat.AFTER_BARRIER[1]}")
             if op == "BAR":
                 clock.group_issued["BAR"] = (t, facts.offset)
             if facts.pad_role:
@@ -486,8 +487,8 @@ class TimingModel:
         guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
         if facts.tail:             # scoreboards it sets, sources it may read late
             # 4. Scoreboards set by this instruction.
+            wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
             if facts.sets_scoreboards:
-                wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
                 if wr_sb != NO_SB:
                     release = t + facts.variable_latency
                     if release > clock.sb_release[wr_sb]:
@@ -512,15 +513,16 @@ class TimingModel:
                         if reg[0] == "R" or (reg[0] == "UR" and (facts.uniform_late or not lat.UNIFORM_READ_AT_ISSUE)):
                             clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
                                                             facts.read_unit, wr_sb, guard)
-                elif facts.late_reads:
-                    # a load that reads its address after issue, with no read scoreboard: it may
-                    # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
-                    # overwrites an LDS's UR address the next cycle)
-                    for reg in reads:
-                        if reg[0] == "R" or (reg[0] == "UR" and facts.uniform_late):
-                            clock.late_reads[reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                     t + lat.late_read_window(facts.read_unit),
-                                                     facts.read_unit, wr_sb, clock.seq, None, guard)
+            if rd_sb == NO_SB and facts.late_reads:
+                # a load that reads its address after issue, with no read scoreboard (and an
+                # instruction that sets none at all, e.g. a UBLKCP): it may read it for
+                # `late_read_cycles` (uniform registers are read at issue, as ptxas overwrites
+                # an LDS's UR address the next cycle, but for `uniform_late_readers`)
+                for reg in reads:
+                    if reg[0] == "R" or (reg[0] == "UR" and facts.uniform_late):
+                        clock.late_reads[reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                 t + lat.late_read_window(facts.read_unit),
+                                                 facts.read_unit, wr_sb, clock.seq, None, guard)
             window = facts.late_window
             if window:
                 # a wait on its read scoreboard (or, lacking one, its write scoreboard) ends the
