@@ -62,7 +62,7 @@ from ptx2sass.sched.latency import model_for
 NO_SB = 7
 EFFECT_NAMES = {"inval": "mbarrier.inval's write-back of the object", "proxy": "proxy fence",
                 "membar": "CTA memory barrier", "ivall": "the SYNCS unit's invalidation after mbarrier.init",
-                "tensor": "tensor-memory store fence"}
+                "tensor": "tensor-memory store fence", "exch": "mbarrier.init's exchange (SYNCS.EXCH)"}
 
 
 @dataclass(frozen=True)
