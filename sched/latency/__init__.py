@@ -95,6 +95,9 @@ class LatencyModel:
         self.READER_KEYS = frozenset(data.get("reader_keys", []))
         self.UNIFORM_FIXED: int = data["uniform_fixed"]
         self.UNIFORM_TO_VECTOR: int = data["uniform_to_vector"]
+        # a uniform ALU result (no move) read by a memory instruction (an address or
+        # descriptor): the least distance, where longer than uniform_to_vector (sm_90)
+        self.UNIFORM_TO_MEMORY: int = data.get("uniform_to_memory", 0)
         self.UNIFORM_READER_FIXED: dict[str, int] = dict(data["uniform_reader_fixed"])
         # reader -> the least distance the hazard check accepts where the reader's own rule
         # sets the need (ptxas feeds an LDC's index 4 cycles after an ALU result; we keep 5)
@@ -339,7 +342,8 @@ class LatencyModel:
             if opcode in self.UNIFORM_MOVES:
                 return base
             if not reader.startswith("U"):
-                return max(base, self.UNIFORM_TO_VECTOR)
+                memory = self.UNIFORM_TO_MEMORY if file == "UR" and reader in self.MEMORY_READERS else 0
+                return max(base, self.UNIFORM_TO_VECTOR, memory)
             if opcode == reader and opcode in self.UNIFORM_SAME_UNIT:
                 return base
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
