@@ -447,7 +447,7 @@ class TimingModel:
                     need = facts.needs.get(key)
                     if need is None:
                         need = facts.needs[key] = facts.checker_need(lat.read_latency(
-                            r[2], producer.modifiers, file, op, reg == facts.guard, r[5], reg in facts.addend))
+                            r[2], producer.modifiers, file, facts.reader, reg == facts.guard, r[5], reg in facts.addend))
                 if r[0] + need > t:
                     self._flag(facts.offset, f"reads {_name(reg)} {t - r[0]} cycles after {r[2]} "
                                              f"at 0x{r[1]:04x} issued; {op} needs {need}")
@@ -614,7 +614,7 @@ _ALL = (1 << 32) - 1
 class _StepFacts:
     """What the timing model needs of one instruction, worked out once per instruction."""
     __slots__ = ("wait", "wait_sbs", "variable", "queue", "unit", "in_order", "variable_latency", "guard", "guard_inv",
-                 "sets_scoreboards", "op", "modifiers", "offset", "wr_sb", "rd_sb", "stall", "drains",
+                 "sets_scoreboards", "op", "reader", "modifiers", "offset", "wr_sb", "rd_sb", "stall", "drains",
                  "addend", "late_reads", "uniform_late", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
                  "keyed_regs", "landing", "gmma", "footprint", "plain", "waits_for", "effect")
@@ -655,6 +655,7 @@ class _StepFacts:
         self.sets_scoreboards = self.variable or op in ("ST", "STG", "STS", "STL", "RED", "REDG", "ATOMS", "STSM", "REDAS",
                                                         "LDGSTS", "BAR")
         self.op, self.modifiers, self.offset = op, lat.latency_modifiers(ins), offset
+        self.reader = lat.reader_key(op, tuple(ins.modifiers))     # as the latency rules name it
         self.wr_sb, self.rd_sb = ins.control.wr_sb, ins.control.rd_sb
         self.stall = max(ins.control.stall, lat.ISSUE_CYCLES.get(op, 1))
         self.drains = op in lat.DRAINS_FIXED

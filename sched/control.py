@@ -86,7 +86,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
     issued: dict[tuple, tuple] = {}
     # Opcodes that read registers anywhere in the code: a block start drains every fixed
     # latency towards the slowest of these readers (and guards), whatever the edge.
-    readers = {s.ins.opcode for s in slots if s.reads}
+    readers = {lat.reader_key(s.ins.opcode, tuple(s.ins.modifiers)) for s in slots if s.reads}
 
     def ready_for(r: tuple, reader: str, guard: bool = False, addend: bool = False) -> int:
         t0, op, mods, part = issued[r]
@@ -194,6 +194,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
 
     for slot in slots:
         ins = slot.ins
+        reader = lat.reader_key(ins.opcode, tuple(ins.modifiers))
         if slot.block_start and out:
             # Drain fixed latencies into the block; wait on every scoreboard at its top: all
             # six (but cp.async groups' one), since an edge from further down (a loop's back edge) or one that skips a
@@ -240,9 +241,9 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
         addend = lat.addend_registers(ins)
         for r in slot.reads:
             if r in issued:
-                need = max(need, ready_for(r, ins.opcode, r == guard, r in addend))
+                need = max(need, ready_for(r, reader, r == guard, r in addend))
         if guard is not None and guard in issued:
-            need = max(need, ready_for(guard, ins.opcode, True))
+            need = max(need, ready_for(guard, reader, True))
         if ins.opcode in lat.AFTER_BARRIER[0] and last_barrier is not None:
             need = max(need, last_barrier + lat.AFTER_BARRIER[1])
         group = lat.ISSUE_INTERVAL.get(ins.opcode)

@@ -136,7 +136,8 @@ class _Pending:
             if self.lat.is_variable(p.opcode):
                 latency = self.lat.variable_latency(p.opcode)
             else:
-                latency = self.lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
+                latency = self.lat.read_latency(p.opcode, p.modifiers, r[0],
+                                                   self.lat.reader_key(ins.opcode, ins.modifiers), r == guard)
             wait = max(wait, at + latency - self.t)
         return wait
 
@@ -238,7 +239,7 @@ def _schedule_region(region: list, lat: LatencyModel, pending: _Pending | None =
                 return max(lat.variable_latency(p.opcode), FAR_LOAD)
             return lat.variable_latency(p.opcode)
         guard = ("P", ins.guard.index) if isinstance(ins.guard, Reg) else None
-        return lat.read_latency(p.opcode, p.modifiers, r[0], ins.opcode, r == guard)
+        return lat.read_latency(p.opcode, p.modifiers, r[0], lat.reader_key(ins.opcode, ins.modifiers), r == guard)
     succs, npreds = dependences([s.ins for s in region], [(s.reads, s.writes) for s in region], latency,
                                 lambda i: overwrite_latency(region[i].ins, lat))
     if anchored:                         # the block's first instruction stays first

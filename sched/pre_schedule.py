@@ -257,7 +257,7 @@ def producer_latency(producer: MInstr, reader: MInstr, file: str, lat: LatencyMo
         return 0
     if lat.is_variable(op):
         return lat.variable_latency(op)
-    rd = "MOV" if reader.opcode == COPY else reader.opcode
+    rd = "MOV" if reader.opcode == COPY else lat.reader_key(reader.opcode, tuple(reader.modifiers))
     return lat.read_latency(op, producer.modifiers, file, rd, False)
 
 

@@ -90,8 +90,14 @@ class LatencyModel:
         self.READER_FIXED: dict[str, int] = {**{op: data["memory_reader_fixed"] for op in self.MEMORY_READERS},
                                              **data["reader_fixed"]}
         self.READER_PAIR_FIXED = {(p, r): c for p, r, c in data["reader_pair_fixed"]}
+        # readers keyed with one of their modifiers ("HADD2.F32"): the rules read them as an
+        # opcode of their own (`reader_key`), in their own pipe unless `pipe` names them
+        self.READER_KEYS = frozenset(data.get("reader_keys", []))
         self.UNIFORM_FIXED: int = data["uniform_fixed"]
         self.UNIFORM_TO_VECTOR: int = data["uniform_to_vector"]
+        # a uniform ALU result (no move) read by a memory instruction (an address or
+        # descriptor): the least distance, where longer than uniform_to_vector (sm_90)
+        self.UNIFORM_TO_MEMORY: int = data.get("uniform_to_memory", 0)
         self.UNIFORM_READER_FIXED: dict[str, int] = dict(data["uniform_reader_fixed"])
         # reader -> the least distance the hazard check accepts where the reader's own rule
         # sets the need (ptxas feeds an LDC's index 4 cycles after an ALU result; we keep 5)
@@ -293,6 +299,17 @@ class LatencyModel:
     def pipe(self, opcode: str) -> str:
         return self.PIPE.get(opcode, "alu")
 
+    def reader_key(self, opcode: str, modifiers=()) -> str:
+        """The name a reader goes by in the rules: `OPCODE.MOD` where `reader_keys` lists it
+        (sm_90's HADD2.F32 reads an fp16 result later than a 16-bit HADD2 does), else its
+        opcode."""
+        if self.READER_KEYS:
+            for m in modifiers:
+                key = f"{opcode}.{m}"
+                if key in self.READER_KEYS:
+                    return key
+        return opcode
+
     def _read_latency(self, opcode: str, modifiers: tuple[str, ...], file: str, reader: str,
                       guard: bool = False, part: int = 0, addend: bool = False) -> int:
         """Cycles from the issue of a fixed-latency `opcode` writing a register of `file` until
@@ -332,7 +349,8 @@ class LatencyModel:
             if opcode in self.UNIFORM_MOVES:
                 return base
             if not reader.startswith("U"):
-                return max(base, self.UNIFORM_TO_VECTOR)
+                memory = self.UNIFORM_TO_MEMORY if file == "UR" and reader in self.MEMORY_READERS else 0
+                return max(base, self.UNIFORM_TO_VECTOR, memory)
             if opcode == reader and opcode in self.UNIFORM_SAME_UNIT:
                 return base
             return max(base, self.UNIFORM_READER_FIXED.get(reader, 0))
