@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
 from ptx2sass.encoder.register_widths import wide_operands
-from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
+from ptx2sass.mir import MBlock, MFunction, MInstr, VMem, VOp, register_operands
 
 # Instructions that read `c[bank][offset]` on every target (the constant loads themselves;
 # LDCU: sm_100+'s spelling of ULDC, renamed before the constant operands are checked).
@@ -91,7 +91,84 @@ def apply_target_forms(mf: MFunction, target) -> None:
         if not target.alu_constants:
             blocks_loads.append((b, loaded))
     if not target.alu_constants:
+        _hoist_constant_loads(mf, blocks_loads)
         _uniform_constant_loads(mf, target, blocks_loads)
+
+
+def _loop_preheaders(mf: MFunction) -> dict[int, MBlock]:
+    """Block id -> the preheader of the outermost loop around the block that has one (the
+    one block every entry into the loop passes last, falling through into its header)."""
+    from ptx2sass.loop_nest import natural_loops
+    from ptx2sass.reconverge import _dominance, _preheader_of
+    if len(mf.blocks) < 2 and not any(b in b.succs for b in mf.blocks):
+        return {}
+    dominates, rpo = _dominance(mf.blocks[0])
+    loops = natural_loops(mf.blocks, rpo, dominates, lambda p: id(p) in rpo)
+    best: dict[int, tuple[int, MBlock]] = {}
+    for header, body in loops.values():
+        pre = _preheader_of(header, body)
+        if pre is None:
+            continue
+        for k in body:
+            if len(body) > best.get(k, (0, None))[0]:
+                best[k] = (len(body), pre)
+    return {k: pre for k, (_n, pre) in best.items()}
+
+
+def _hoist_constant_loads(mf: MFunction, blocks_loads: list) -> None:
+    """Each constant load `_load` wrote in a loop goes to the preheader of the outermost
+    loop around it (one per constant there), as ptxas loads a parameter a loop reads once
+    before the loop: loaded where it is read, every iteration paid an LDC/ULDC (and the
+    latency of the constant cache) again. A constant bank does not change while the kernel
+    runs, so the load may run earlier."""
+    preheaders = _loop_preheaders(mf)
+    if not preheaders:
+        return
+    loaded_of = {id(b): loaded for b, loaded in blocks_loads}
+    for b, loaded in blocks_loads:
+        pre = preheaders.get(id(b))
+        if pre is None or pre is b or not loaded or id(pre) not in loaded_of:
+            continue
+        into = loaded_of[id(pre)]
+        renames: dict = {}
+        moved: list[MInstr] = []
+        mine = {reg.reg for reg in loaded.values()}
+        keep: list[MInstr] = []
+        for mi in b.instrs:
+            if mi.opcode == "LDC" and isinstance(mi.operands[0], VOp) and mi.operands[0].reg in mine \
+                    and mi.guard is None:
+                moved.append(mi)
+            else:
+                keep.append(mi)
+        hoisted = {id(mi) for mi in moved}
+        for key, reg in list(loaded.items()):
+            ldc = next((mi for mi in moved if mi.operands[0].reg == reg.reg), None)
+            if ldc is None:
+                continue
+            there = into.get(key)
+            if there is not None:
+                renames[reg.reg] = there.reg
+                hoisted.discard(id(ldc))
+                moved.remove(ldc)
+            else:
+                into[key] = reg
+            del loaded[key]
+        if not renames and not moved:
+            continue
+        b.instrs[:] = keep
+        for mi in keep:
+            if renames:
+                mi.operands = [replace(op, reg=renames[op.reg]) if isinstance(op, VOp) and op.reg in renames
+                               else op for op in mi.operands]
+        _append_before_exit(pre, moved)
+
+
+def _append_before_exit(b: MBlock, instrs: list[MInstr]) -> None:
+    """Put `instrs` at the end of `b`, before a branch that ends it."""
+    at = len(b.instrs)
+    while at and b.instrs[at - 1].opcode in ("BRA", "BRX", "EXIT", "RET", "CALL"):
+        at -= 1
+    b.instrs[at:at] = instrs
 
 
 def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
@@ -111,11 +188,12 @@ def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
     room = len([k for k in range(UR_COUNT) if k not in urs_taken]) - UR_SPARE \
         - sum(v.cls == "UR" for v in mf.vregs)
     opcode = dict(target.renamed_opcodes).get("ULDC", "ULDC")
-    for b, loaded in blocks_loads:
-        if id(b) in region:
-            continue
-        wanted = {reg.reg for (_plain, width), reg in loaded.items() if width == 1}
-        uses: dict = {}          # register -> [its LDC or None, its readers]
+    # (a load hoisted before a loop, `_hoist_constant_loads`, has its readers in the loop's
+    # blocks: a UR written outside the divergent code may be read inside it)
+    wanted = {reg.reg for b, loaded in blocks_loads if id(b) not in region
+              for (_plain, width), reg in loaded.items() if width == 1}
+    uses: dict = {}          # register -> [its LDC or None, its readers]
+    for b in mf.blocks:
         for mi in b.instrs:
             for r in {op.reg for _i, op, _d in register_operands(mi) if op.reg in wanted}:
                 entry = uses.setdefault(r, [None, []])
@@ -123,6 +201,9 @@ def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
                     entry[0] = mi
                 else:
                     entry[1].append(mi)
+    for b, loaded in blocks_loads:
+        if id(b) in region:
+            continue
         for (plain, width), reg in loaded.items():
             if width != 1 or room <= 0 or reg.reg not in uses:
                 continue
