@@ -45,6 +45,7 @@ _PROBE = Reg("R", 0)
 RZ = Reg("R", 255)
 UR_COUNT = 63            # UR0..UR62 (isel/uniform_datapath.py)
 UR_SPARE = 8             # URs left for the uniform values other passes name
+HOIST_CONSTANTS = True   # a loop's constant loads go before it (`_hoist_constant_loads`; A/B flag)
 
 
 def apply_target_forms(mf: MFunction, target) -> None:
@@ -91,7 +92,8 @@ def apply_target_forms(mf: MFunction, target) -> None:
         if not target.alu_constants:
             blocks_loads.append((b, loaded))
     if not target.alu_constants:
-        _hoist_constant_loads(mf, blocks_loads)
+        if HOIST_CONSTANTS:
+            _hoist_constant_loads(mf, blocks_loads)
         _uniform_constant_loads(mf, target, blocks_loads)
 
 
