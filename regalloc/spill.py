@@ -94,7 +94,7 @@ def shared_slots(mf: MFunction, vids: list[int], edges: dict[int, set[int]]) -> 
     another only where none of its members interferes with the other's). A loop's values
     spilled with their phi copies then stay in one slot each: the copy at the back edge
     was an LDL and an STL every iteration (register_pressure many_accumulators on sm_90,
-    32 registers: 28 such pairs)."""
+    32 registers: 26 such pairs in the loop)."""
     going = set(vids)
     parent = {v: v for v in vids}
     members = {v: {v} for v in vids}
