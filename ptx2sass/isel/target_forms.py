@@ -46,6 +46,7 @@ RZ = Reg("R", 255)
 UR_COUNT = 63            # UR0..UR62 (isel/uniform_datapath.py)
 UR_SPARE = 8             # URs left for the uniform values other passes name
 HOIST_CONSTANTS = True   # a loop's constant loads go before it (`_hoist_constant_loads`; A/B flag)
+HOIST_PRESSURE = 64      # ... one kept in general registers only while the loop's pressure stays within
 
 
 def apply_target_forms(mf: MFunction, target) -> None:
@@ -93,67 +94,85 @@ def apply_target_forms(mf: MFunction, target) -> None:
             blocks_loads.append((b, loaded))
     if not target.alu_constants:
         if HOIST_CONSTANTS:
-            _hoist_constant_loads(mf, blocks_loads)
+            _hoist_constant_loads(mf, target, blocks_loads)
         _uniform_constant_loads(mf, target, blocks_loads)
 
 
-def _loop_preheaders(mf: MFunction) -> dict[int, MBlock]:
-    """Block id -> the preheader of the outermost loop around the block that has one (the
-    one block every entry into the loop passes last, falling through into its header)."""
+def _loop_preheaders(mf: MFunction) -> dict[int, tuple[MBlock, set[int]]]:
+    """Block id -> (preheader, block ids) of the outermost loop around the block that has a
+    preheader (the one block every entry into the loop passes last, falling through into
+    its header)."""
     from ptx2sass.loop_nest import natural_loops
     from ptx2sass.reconverge import _dominance, _preheader_of
     if len(mf.blocks) < 2 and not any(b in b.succs for b in mf.blocks):
         return {}
     dominates, rpo = _dominance(mf.blocks[0])
     loops = natural_loops(mf.blocks, rpo, dominates, lambda p: id(p) in rpo)
-    best: dict[int, tuple[int, MBlock]] = {}
+    best: dict[int, tuple[MBlock, set[int]]] = {}
     for header, body in loops.values():
         pre = _preheader_of(header, body)
         if pre is None:
             continue
         for k in body:
-            if len(body) > best.get(k, (0, None))[0]:
-                best[k] = (len(body), pre)
-    return {k: pre for k, (_n, pre) in best.items()}
+            if len(body) > len(best.get(k, (None, ()))[1]):
+                best[k] = (pre, body)
+    return best
 
 
-def _hoist_constant_loads(mf: MFunction, blocks_loads: list) -> None:
+def _hoist_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
     """Each constant load `_load` wrote in a loop goes to the preheader of the outermost
     loop around it (one per constant there), as ptxas loads a parameter a loop reads once
     before the loop: loaded where it is read, every iteration paid an LDC/ULDC (and the
     latency of the constant cache) again. A constant bank does not change while the kernel
-    runs, so the load may run earlier."""
+    runs, so the load may run earlier. A load that will stay in general registers (wide, or
+    a reader that takes no UR there: `_uniform_constant_loads`) is hoisted only while the
+    loop's register pressure stays within `HOIST_PRESSURE`: in a crowded loop (a tensor-core
+    matmul's) each such value held throughout cost registers, and occupancy, for one LDC."""
     preheaders = _loop_preheaders(mf)
     if not preheaders:
         return
+    from ptx2sass.isel.operand_slots import _encodable as table_encodes
+    from ptx2sass.isel.uniform_datapath import _divergent_region, _left_alone
+    uniform_ok = not _left_alone(mf)
+    region = _divergent_region(mf) if uniform_ok else set()
+    index = {id(b): k for k, b in enumerate(mf.blocks)}
+    facts = None
+    pressure: dict[int, int] = {}     # preheader id -> the loop's pressure plus what went there
     loaded_of = {id(b): loaded for b, loaded in blocks_loads}
     for b, loaded in blocks_loads:
-        pre = preheaders.get(id(b))
+        pre, body = preheaders.get(id(b), (None, ()))
         if pre is None or pre is b or not loaded or id(pre) not in loaded_of:
             continue
         into = loaded_of[id(pre)]
         renames: dict = {}
         moved: list[MInstr] = []
-        mine = {reg.reg for reg in loaded.values()}
-        keep: list[MInstr] = []
-        for mi in b.instrs:
-            if mi.opcode == "LDC" and isinstance(mi.operands[0], VOp) and mi.operands[0].reg in mine \
-                    and mi.guard is None:
-                moved.append(mi)
-            else:
-                keep.append(mi)
-        hoisted = {id(mi) for mi in moved}
+        keep = list(b.instrs)
         for key, reg in list(loaded.items()):
-            ldc = next((mi for mi in moved if mi.operands[0].reg == reg.reg), None)
+            ldc = next((mi for mi in keep if mi.opcode == "LDC" and mi.guard is None
+                        and isinstance(mi.operands[0], VOp) and mi.operands[0].reg == reg.reg), None)
             if ldc is None:
                 continue
             there = into.get(key)
-            if there is not None:
-                renames[reg.reg] = there.reg
-                hoisted.discard(id(ldc))
-                moved.remove(ldc)
-            else:
+            if there is None:
+                readers = [mi for mi in keep if mi is not ldc
+                           and any(op.reg == reg.reg for _i, op, _d in register_operands(mi))]
+                uniform = (uniform_ok and key[1] == 1 and id(pre) not in region and readers
+                           and all(_takes_uniform(mi, reg.reg, target.name, table_encodes) for mi in readers))
+                if not uniform:
+                    if id(pre) not in pressure:
+                        if facts is None:
+                            from ptx2sass.isel.remat_invariants import _Facts
+                            facts = _Facts(mf)
+                        pressure[id(pre)] = max(facts.block_pressure(mf, index[id(x)])
+                                                for x in mf.blocks if id(x) in body)
+                    if pressure[id(pre)] + key[1] > HOIST_PRESSURE:
+                        continue
+                    pressure[id(pre)] += key[1]
                 into[key] = reg
+                moved.append(ldc)
+            else:
+                renames[reg.reg] = there.reg
+            keep.remove(ldc)
             del loaded[key]
         if not renames and not moved:
             continue
