@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     s.add_argument("hashes")
     for p in (h, m):
         p.add_argument("--arch", default="sm_89", help="target of both compilers (default sm_89)")
-        p.add_argument("--set", action="append", default=[], metavar="MODULE:NAME=0|1",
+        p.add_argument("--set", action="append", default=[], metavar="MODULE:NAME=N",
                        help="set a module's switch first (an A/B of one change in one tree: "
                             "ptx2sass.isel.target_forms:HOIST_CONSTANTS=0)")
     args = ap.parse_args(argv)
@@ -142,7 +142,8 @@ def main(argv=None) -> int:
         import importlib
         module, _, assignment = spec.partition(":")
         name, _, value = assignment.partition("=")
-        setattr(importlib.import_module(module), name, bool(int(value)))
+        mod = importlib.import_module(module)
+        setattr(mod, name, type(getattr(mod, name))(int(value)))     # a bool or an int switch
     if args.cmd == "hash":
         hash_split(args.corpus, args.split, args.out, args.arch)
     elif args.cmd == "diff":
