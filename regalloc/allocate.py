@@ -659,7 +659,7 @@ def allocate_with_spilling(mf: MFunction, frame: Frame | None = None,
         if not spillable:
             raise CompileError(f"function {mf.name}: an instruction needs more registers at "
                                f"once than the register limit allows")
-        Spiller(mf, frame, unspillable, stats).spill(spillable)
+        Spiller(mf, frame, unspillable, stats).spill(spillable, edges)
     raise CompileError(f"function {mf.name}: register allocation did not converge after "
                        f"{MAX_ROUNDS} spill rounds")
 

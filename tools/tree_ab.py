@@ -12,7 +12,8 @@ the same .venv with the editable finder's paths pointed at the other tree), then
     py -m tools.tree_ab summary A/mold_realworld.jsonl A/mnew_realworld.jsonl A/new_realworld.jsonl
 
 Splits as `tools.ceiling_ab` (`tune`/`held` for tinygrad, `all`). `hash` records each
-kernel's register count and a hash of its SASS text (sm_89); `summary` prints every changed
+kernel's register count and a hash of its SASS text (`--arch`, default sm_89; `--set` flips
+a module switch first, an A/B of one change within one tree); `summary` prints every changed
 kernel old -> new (ptxas) and each figure's factor on the split's geomean, the corpus's
 held-back kernels apart. Runs resume where their output stops."""
 from __future__ import annotations
@@ -131,13 +132,24 @@ def main(argv=None) -> int:
     s.add_argument("old")
     s.add_argument("new")
     s.add_argument("hashes")
+    for p in (h, m):
+        p.add_argument("--arch", default="sm_89", help="target of both compilers (default sm_89)")
+        p.add_argument("--set", action="append", default=[], metavar="MODULE:NAME=N",
+                       help="set a module's switch first (an A/B of one change in one tree: "
+                            "ptx2sass.isel.target_forms:HOIST_CONSTANTS=0)")
     args = ap.parse_args(argv)
+    for spec in getattr(args, "set", []):
+        import importlib
+        module, _, assignment = spec.partition(":")
+        name, _, value = assignment.partition("=")
+        mod = importlib.import_module(module)
+        setattr(mod, name, type(getattr(mod, name))(int(value)))     # a bool or an int switch
     if args.cmd == "hash":
-        hash_split(args.corpus, args.split, args.out)
+        hash_split(args.corpus, args.split, args.out, args.arch)
     elif args.cmd == "diff":
         diff(args.old, args.new, args.out)
     elif args.cmd == "measure":
-        measure(args.corpus, args.names, args.out)
+        measure(args.corpus, args.names, args.out, args.arch)
     else:
         summary(args.old, args.new, args.hashes)
     return 0

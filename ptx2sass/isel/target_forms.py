@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Imm, Instruction, Reg
 from ptx2sass.encoder.register_widths import wide_operands
-from ptx2sass.mir import MFunction, MInstr, VMem, VOp, register_operands
+from ptx2sass.mir import MBlock, MFunction, MInstr, VMem, VOp, register_operands
 
 # Instructions that read `c[bank][offset]` on every target (the constant loads themselves;
 # LDCU: sm_100+'s spelling of ULDC, renamed before the constant operands are checked).
@@ -45,6 +45,8 @@ _PROBE = Reg("R", 0)
 RZ = Reg("R", 255)
 UR_COUNT = 63            # UR0..UR62 (isel/uniform_datapath.py)
 UR_SPARE = 8             # URs left for the uniform values other passes name
+HOIST_CONSTANTS = True   # a loop's constant loads go before it (`_hoist_constant_loads`; A/B flag)
+HOIST_PRESSURE = 64      # ... one kept in general registers only while the loop's pressure stays within
 
 
 def apply_target_forms(mf: MFunction, target) -> None:
@@ -91,7 +93,103 @@ def apply_target_forms(mf: MFunction, target) -> None:
         if not target.alu_constants:
             blocks_loads.append((b, loaded))
     if not target.alu_constants:
+        if HOIST_CONSTANTS:
+            _hoist_constant_loads(mf, target, blocks_loads)
         _uniform_constant_loads(mf, target, blocks_loads)
+
+
+def _loop_preheaders(mf: MFunction) -> dict[int, tuple[MBlock, set[int]]]:
+    """Block id -> (preheader, block ids) of the outermost loop around the block that has a
+    preheader (the one block every entry into the loop passes last, falling through into
+    its header)."""
+    from ptx2sass.loop_nest import natural_loops
+    from ptx2sass.reconverge import _dominance, _preheader_of
+    if len(mf.blocks) < 2 and not any(b in b.succs for b in mf.blocks):
+        return {}
+    dominates, rpo = _dominance(mf.blocks[0])
+    loops = natural_loops(mf.blocks, rpo, dominates, lambda p: id(p) in rpo)
+    best: dict[int, tuple[MBlock, set[int]]] = {}
+    for header, body in loops.values():
+        pre = _preheader_of(header, body)
+        if pre is None:
+            continue
+        for k in body:
+            if len(body) > len(best.get(k, (None, ()))[1]):
+                best[k] = (pre, body)
+    return best
+
+
+def _hoist_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
+    """Each constant load `_load` wrote in a loop goes to the preheader of the outermost
+    loop around it (one per constant there), as ptxas loads a parameter a loop reads once
+    before the loop: loaded where it is read, every iteration paid an LDC/ULDC (and the
+    latency of the constant cache) again. A constant bank does not change while the kernel
+    runs, so the load may run earlier. A load that will stay in general registers (wide, or
+    a reader that takes no UR there: `_uniform_constant_loads`) is hoisted only while the
+    loop's register pressure stays within `HOIST_PRESSURE`: in a crowded loop (a tensor-core
+    matmul's) each such value held throughout cost registers, and occupancy, for one LDC."""
+    preheaders = _loop_preheaders(mf)
+    if not preheaders:
+        return
+    from ptx2sass.isel.operand_slots import _encodable as table_encodes
+    from ptx2sass.isel.uniform_datapath import _divergent_region, _left_alone
+    uniform_ok = not _left_alone(mf)
+    region = _divergent_region(mf) if uniform_ok else set()
+    index = {id(b): k for k, b in enumerate(mf.blocks)}
+    facts = None
+    pressure: dict[int, int] = {}     # preheader id -> the loop's pressure plus what went there
+    loaded_of = {id(b): loaded for b, loaded in blocks_loads}
+    for b, loaded in blocks_loads:
+        pre, body = preheaders.get(id(b), (None, ()))
+        if pre is None or pre is b or not loaded or id(pre) not in loaded_of:
+            continue
+        into = loaded_of[id(pre)]
+        renames: dict = {}
+        moved: list[MInstr] = []
+        keep = list(b.instrs)
+        for key, reg in list(loaded.items()):
+            ldc = next((mi for mi in keep if mi.opcode == "LDC" and mi.guard is None
+                        and isinstance(mi.operands[0], VOp) and mi.operands[0].reg == reg.reg), None)
+            if ldc is None:
+                continue
+            there = into.get(key)
+            if there is None:
+                readers = [mi for mi in keep if mi is not ldc
+                           and any(op.reg == reg.reg for _i, op, _d in register_operands(mi))]
+                uniform = (uniform_ok and key[1] == 1 and id(pre) not in region and readers
+                           and all(_takes_uniform(mi, reg.reg, target.name, table_encodes) for mi in readers))
+                if not uniform:
+                    if id(pre) not in pressure:
+                        if facts is None:
+                            from ptx2sass.isel.remat_invariants import _Facts
+                            facts = _Facts(mf)
+                        pressure[id(pre)] = max(facts.block_pressure(mf, index[id(x)])
+                                                for x in mf.blocks if id(x) in body)
+                    if pressure[id(pre)] + key[1] > HOIST_PRESSURE:
+                        continue
+                    pressure[id(pre)] += key[1]
+                into[key] = reg
+                moved.append(ldc)
+            else:
+                renames[reg.reg] = there.reg
+            keep.remove(ldc)
+            del loaded[key]
+        if not renames and not moved:
+            continue
+        b.instrs[:] = keep
+        for mi in keep:
+            if renames:
+                mi.operands = [replace(op, reg=renames[op.reg]) if isinstance(op, VOp) and op.reg in renames
+                               else op for op in mi.operands]
+        _append_before_exit(pre, moved)
+
+
+def _append_before_exit(b: MBlock, instrs: list[MInstr]) -> None:
+    """Put `instrs` at the end of `b`, before a branch that ends it."""
+    at = len(b.instrs)
+    while at and b.instrs[at - 1].opcode in ("BRA", "BRX", "EXIT", "RET", "CALL"):
+        at -= 1
+    b.instrs[at:at] = instrs
 
 
 def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
@@ -111,11 +209,12 @@ def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
     room = len([k for k in range(UR_COUNT) if k not in urs_taken]) - UR_SPARE \
         - sum(v.cls == "UR" for v in mf.vregs)
     opcode = dict(target.renamed_opcodes).get("ULDC", "ULDC")
-    for b, loaded in blocks_loads:
-        if id(b) in region:
-            continue
-        wanted = {reg.reg for (_plain, width), reg in loaded.items() if width == 1}
-        uses: dict = {}          # register -> [its LDC or None, its readers]
+    # (a load hoisted before a loop, `_hoist_constant_loads`, has its readers in the loop's
+    # blocks: a UR written outside the divergent code may be read inside it)
+    wanted = {reg.reg for b, loaded in blocks_loads if id(b) not in region
+              for (_plain, width), reg in loaded.items() if width == 1}
+    uses: dict = {}          # register -> [its LDC or None, its readers]
+    for b in mf.blocks:
         for mi in b.instrs:
             for r in {op.reg for _i, op, _d in register_operands(mi) if op.reg in wanted}:
                 entry = uses.setdefault(r, [None, []])
@@ -123,6 +222,9 @@ def _uniform_constant_loads(mf: MFunction, target, blocks_loads: list) -> None:
                     entry[0] = mi
                 else:
                     entry[1].append(mi)
+    for b, loaded in blocks_loads:
+        if id(b) in region:
+            continue
         for (plain, width), reg in loaded.items():
             if width != 1 or room <= 0 or reg.reg not in uses:
                 continue
