@@ -386,6 +386,28 @@ def mma_c_from_its_b_register(ptx: str, listing: str) -> bool:
     return False
 
 
+
+_NARROW_PAIR = re.compile(r"\bcvt(?:\.\w+)*\.(?:e4m3x2|e5m2x2|e2m3x2|e3m2x2|ue8m0x2)\.\w+ (%\w+),")
+_PACK32 = re.compile(r"\bmov\.b32 %\w+, \{(%\w+), (%\w+)\};")
+_MERGE_C = re.compile(r"\bF2FP\.[\w.]*MERGE_C[\w.]* (R\d+), [^;]*\b(R\d+) ;")
+
+
+def merge_c_keeps_the_high_half(ptx: str, listing: str) -> bool:
+    """A narrow pair conversion's 16-bit result is the low half of a `mov.b32 {lo, hi}`
+    pack, and ptxas's listing copies the result of an F2FP...MERGE_C into the register of its
+    merged source (the pack's high half; a copy onto itself where the F2FP wrote there):
+    ptxas 13.5.37 goes on reading that register as the high half's 16-bit value, so that
+    value (and whatever reads it) is the pack's low half (fuzz seed 1012 of branch fuzz35's
+    corner group; test_narrow_pair_packed_under_a_16bit_value_keeps_that_value)."""
+    lows = set(_NARROW_PAIR.findall(ptx))
+    if not any(lo in lows for lo, _ in _PACK32.findall(ptx)):
+        return False
+    for m in _MERGE_C.finditer(listing):
+        d, c = m.group(1), m.group(2)
+        if re.search(rf"\b(?:IMAD\.MOV\.U32 {c}, RZ, RZ, {d}|MOV {c}, {d}) ;", listing[m.end():]):
+            return True
+    return False
+
 DEPARTURES: tuple[Departure, ...] = (
     # -2^15 / -2^31 negated or made absolute, then narrowed with .sat to s8: ptxas clamps
     # the mathematical +2^15 / +2^31 to 127 where the register holds -2^15 / -2^31 (-128).
@@ -556,6 +578,18 @@ DEPARTURES: tuple[Departure, ...] = (
         "",
         lambda ours, theirs, width: ours != theirs,
         shift16_by_a_cnot_result),
+    # an fp8/fp6/ue8m0 pair conversion packed by `mov.b32 {pair, h}` under a 16-bit value h
+    # that an ALU instruction wrote: ptxas merges h into the F2FP (MERGE_C) in h's own
+    # register and then reads that register as h, i.e. the pack's low half (seed 1012 of
+    # `--features int32,corner,fp6` on sm_100a; sm_89/sm_90 fp8 alike): any value.
+    Departure(
+        "a narrow pair merged under a 16-bit value leaves that value's register holding the pack",
+        "test_narrow_pair_packed_under_a_16bit_value_keeps_that_value",
+        r".",
+        (r"\bmov\.b32 %\w+, \{%\w+, %\w+\};",),
+        r"MERGE_C",
+        lambda ours, theirs, width: ours != theirs,
+        merge_c_keeps_the_high_half),
     # fp8 mma on sm_90 (no QMMA: widened to f16, two HMMAs, C added by FADD/HADD2) whose D
     # shares a register with C: ptxas writes D[k] before it adds that register as a later
     # C[j] (seeds 25000665/724/761; 25000778 sees it through a later vabsdiff): any value.
