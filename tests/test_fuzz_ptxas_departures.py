@@ -2050,7 +2050,11 @@ def test_narrow_pair_packed_under_a_16bit_value_keeps_that_value(arch, version, 
     %h2 above it: %r5 right), copies Rx onto itself and stores Rx's low half as %h2, so %h2
     reads the pair. With %h2 loaded (`ld.global.u8`) ptxas extracts it with `PRMT 0x7632`
     and is right. Ours gives the manual's three values; ptxas's %h2 is the pair, pinned.
-    Seen with every F2FP that merges (fp8 on sm_89/sm_90, fp6 and ue8m0 on sm_100a)."""
+    Seen with every F2FP that merges (fp8 on sm_89/sm_90, fp6 and ue8m0 on sm_100a). On an
+    H200 (session 35, ptxas's `.target sm_90` cubin of the e5m2 case, launched through the
+    driver, out filled with 0xa5): bytes 403ca5a5 403ca5a5 403c3400, i.e. %h0 0x3c40, %h2
+    0x3c40 (the departure on silicon), %r5 0x00343c40 (MERGE_C puts C's low half above the
+    pair, as the emulator has it): the emulator's values for ptxas's cubin."""
     import re
     src = NARROW_PAIR_PACK.format(arch=arch, version=version, convert=convert)
     words = [inputs[0], inputs[1], 0x1234]
