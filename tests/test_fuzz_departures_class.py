@@ -342,6 +342,10 @@ FIRST_FINDING = [
     # byte), ptxas 0x01ff (the pair) (test_narrow_pair_packed_under_a_16bit_value_keeps_that_value)
     ("narrow_pair_under_half_s1012.ptx",
      "a narrow pair merged under a 16-bit value leaves that value's register holding the pack"),
+    # branch fuzz35's sm_75 tuning run, seed 47300172: `cvt.u16.u8` of a true
+    # `set.eq.or.f32.b16` beside a `.func` with `rcp.rm.f64`: ours 0, ptxas 1
+    # (test_byte_of_an_f32_set_result_is_zero_when_the_kernel_has_a_sqrt)
+    ("f32_set_byte_s47300172.ptx", "byte of an f32 set result is the integer 1's where the kernel calls"),
 ]
 
 

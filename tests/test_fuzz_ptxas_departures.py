@@ -2066,3 +2066,38 @@ def test_narrow_pair_packed_under_a_16bit_value_keeps_that_value(arch, version, 
     merge = re.search(r"F2FP\.[\w.]*MERGE_C[\w.]* (R\d+), [^;]*\b\1 ;", listing)   # into %h2's register
     r = merge.group(1)
     assert re.search(rf"\b(IMAD\.MOV\.U32 {r}, RZ, RZ, {r}|MOV {r}, {r}) ;", listing[merge.end():])
+
+
+BYTE_OF_AN_F32_SET_WITH_A_SQRT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 u0)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d2, [out];
+    ld.param.u64 %d3, [in];
+    ld.global.b16 %h1, [%d3];
+    ld.param.f64 %d0, [u0];
+    sqrt.rm.f64 %d1, %d0;
+    set.gt.f32.s16 %r1, %h1, 12647;
+    cvt.u16.u8 %h0, %r1;
+    st.global.b16 [%d2], %h0;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_75", "sm_100"])
+def test_byte_of_an_f32_set_result_is_zero_when_the_kernel_has_a_sqrt(target):
+    """The same departure read through a byte: `cvt.u16.u8` of a true `set...f32` result takes
+    the low byte of 1.0f (0x3f800000), 0; ptxas 13.5.37, where the kernel has an f64 slow path,
+    wrote the set as the integer 1 and gives 1. Branch fuzz35's sm_75 tuning run, seed
+    47300172 (`set.eq.or.f32.b16` of a register with itself, the byte converted beside a
+    `.func` with `rcp.rm.f64`). Without the sqrt both give 0."""
+    src = BYTE_OF_AN_F32_SET_WITH_A_SQRT.replace(HEAD, f".version 8.8\n.target {target}\n.address_size 64\n")
+    sqrt = [np.float64(2.0)]
+    ours, theirs = _run_both(src, [0x7000], params=sqrt, out_words=1, arch=target)
+    assert ours == [0]
+    assert theirs == [1]                                           # the departure, pinned
+    without = src.replace("    sqrt.rm.f64 %d1, %d0;\n", "")
+    assert _run_both(without, [0x7000], params=sqrt, out_words=1, arch=target) == [[0]] * 2

@@ -533,6 +533,17 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bset\.\w+(\.(and|or|xor))?(\.ftz)?\.f32\.\w+ (%\w+),[^;]*;[\s\S]*\bcvt(\.rn)?\.([su]64|f32)\.[su]32 %\w+, \4;",),
         r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
         lambda ours, theirs, width: (ours, theirs) in ((0x3F800000, 1), (0x4E7E0000, 0x3F800000))),
+    # ... read through its low byte (`cvt.{u,s}N.{u,s}8` of the set's own register): the
+    # manual's 1.0f has a zero low byte, ptxas's integer 1 does not (branch fuzz35's sm_75
+    # tuning seed 47300172: `set.eq.or.f32.b16` beside a `.func` with `rcp.rm.f64`).
+    Departure(
+        "byte of an f32 set result is the integer 1's where the kernel calls",
+        "test_byte_of_an_f32_set_result_is_zero_when_the_kernel_has_a_sqrt",
+        r"^cvt\.[su](16|32|64)\.[su]8$",
+        (r"\bset\.\w+(\.(and|or|xor))?(\.ftz)?\.f32\.\w+ (%\w+),[^;]*;[\s\S]*\bcvt\.[su](16|32|64)\.[su]8 %\w+, \4;",
+         r"\b((div|sqrt|rcp)(\.\w+)*\.f(32|64)|rem\.[su]16)\b"),
+        r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
+        lambda ours, theirs, width: (ours, theirs) == (0, 1)),
     # `sad.s16` of a `set.*.f16` result where the kernel has a `sqrt.rm.f64` (branch fuzz31's
     # held-out sm_100 run, seed 43200298; sm_75 alike): ptxas takes the set as the integer 1,
     # so |1 - b| + c where the manual's 0x3c00 gives |0x3c00 - b| + c. The two differ by an
