@@ -107,7 +107,8 @@ run, seed 47100001): a guarded `@!UP0 UF2FP.SATFINITE.RELU.E4M3.F32.PACK_AB_MERG
 its corner-group sm_120a run (seeds 47150033, 47150076): `UF2F.BF16.F32 UR, UR` and
 `F2FP.BF16.E8.UNPACK_B R, imm`; its second tuning run (seed 47100144): `F2FP.F16.E2M1.UNPACK_B R, UR`;
 its held-out sm_120a run (seed 47100329, probed after the figures): guarded `UI2F.U32.RP UR, imm` and
-`UBLKPF.L2 [UR], UR` (sm_120 and sm_121). `campaign35_sm100.words` (its corner-group sm_100a run, seeds 47050001,
+`UBLKPF.L2 [UR], UR`; fuzz34's sm_120a seed 46300043 rerun here: `HFMA2.RELU R, R, R, imm, imm`
+(sm_120 and sm_121). `campaign35_sm100.words` (its corner-group sm_100a run, seeds 47050001,
 47050008, 47050081): `VIMNMX3.U32` with an immediate, `HFMA2.BF16_V2.RELU` with two immediates
 (-QNAN pairs and subnormals), `F2FP.SATFINITE.RELU.E2M3.F16.UNPACK_B_MERGE_C R, imm, RZ` (sm_100 and
 sm_103; nvdisasm reads no VIMNMX3 for sm_110). `campaign35_sm90.words` (its sm_90a tuning run,
