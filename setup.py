@@ -63,5 +63,5 @@ class BuildWithDerivedData(build_py):
 
 packages, package_dir = discover()
 setup(packages=packages, package_dir=package_dir,
-      package_data={"": ["*.json", "*.spec"]},   # encoding tables, PTX inventory, latencies
+      package_data={"": ["*.json", "*.spec", "data/*.npz"]},   # encoding tables, PTX inventory, latencies, measured MUFU tables
       cmdclass={"build_py": BuildWithDerivedData})

@@ -6,6 +6,10 @@ hazards (their text) and any fault; written to a JSON file and compared with ano
     .venv/bin/python bench/emu_equivalence.py --write /tmp/ref.json [--baseline ROOT]
     .venv/bin/python bench/emu_equivalence.py --check /tmp/ref.json
 
+`--launches N` records, for each (launch, configuration), the last of N launches of the same
+program: what a program keeps from its earlier launches (specialised forms, fused runs, the
+checker's kept trails) is then what computes the record.
+
 `--baseline ROOT` runs the emulator of another checkout (bench/emu_baseline.py) instead of
 this one, e.g. to record the reference from `main` after this checkout has changed.
 """
@@ -42,7 +46,14 @@ def _record(outcome) -> dict:
     return rec
 
 
-def sweep(emu, corpora, configs, tinygrad_threads: int, limit: int | None, log=print) -> dict:
+def _last(n: int, launch):
+    """The outcome of the last of `n` calls of `launch()`."""
+    for _ in range(n - 1):
+        launch()
+    return launch()
+
+
+def sweep(emu, corpora, configs, tinygrad_threads: int, limit: int | None, log=print, launches: int = 1) -> dict:
     testing, load_program = emu.testing, emu.loader.load_program
     out = {}
     if "zluda" in corpora:
@@ -53,8 +64,8 @@ def sweep(emu, corpora, configs, tinygrad_threads: int, limit: int | None, log=p
             program = load_program(cubin, entry["kernel"], testing.cubin_listing_decoder(cubin))
             for c in configs:
                 hz, mode = CONFIGS[c]
-                out[f"zluda/{entry['name']}/{c}"] = _record(
-                    testing.run_zluda(entry, hazard_check=hz, program=program, reconverge=mode))
+                out[f"zluda/{entry['name']}/{c}"] = _record(_last(launches, lambda: testing.run_zluda(
+                    entry, hazard_check=hz, program=program, reconverge=mode)))
         log(f"zluda done: {len(out)} records")
     if "tinygrad" in corpora:
         kernels = [k for k in testing.tinygrad_manifest()
@@ -64,16 +75,16 @@ def sweep(emu, corpora, configs, tinygrad_threads: int, limit: int | None, log=p
             program = load_program(cubin, entry["entry"], testing.cubin_listing_decoder(cubin))
             for c in configs:
                 hz, mode = CONFIGS[c]
-                out[f"tinygrad/{entry['file']}/{c}"] = _record(
-                    testing.run_tinygrad(entry, hazard_check=hz, program=program, reconverge=mode))
+                out[f"tinygrad/{entry['file']}/{c}"] = _record(_last(launches, lambda: testing.run_tinygrad(
+                    entry, hazard_check=hz, program=program, reconverge=mode)))
         log(f"tinygrad done: {len(out)} records")
     if "cuda" in corpora:
         ref = testing.cuda_reference_module()
         for entry in ref.load_manifest()[:limit]:
             for c in configs:
                 hz, mode = CONFIGS[c]
-                out[f"cuda/{entry['name']}/{c}"] = _record(
-                    testing.run_cuda_launch(entry, ref, hazard_check=hz, reconverge=mode))
+                out[f"cuda/{entry['name']}/{c}"] = _record(_last(launches, lambda: testing.run_cuda_launch(
+                    entry, ref, hazard_check=hz, reconverge=mode)))
         log(f"cuda done: {len(out)} records")
     return out
 
@@ -100,6 +111,7 @@ def main(argv=None) -> int:
     ap.add_argument("--config", action="append", choices=tuple(CONFIGS))
     ap.add_argument("--tinygrad-threads", type=int, default=4096)
     ap.add_argument("--limit", type=int, default=None, help="first N launches of each corpus")
+    ap.add_argument("--launches", type=int, default=1, help="record the last of N launches of each")
     args = ap.parse_args(argv)
     if args.baseline:
         import emu_baseline
@@ -112,7 +124,7 @@ def main(argv=None) -> int:
         emu = SimpleNamespace(loader=loader, testing=testing)
     start = time.perf_counter()
     got = sweep(emu, args.corpus or ("zluda", "tinygrad", "cuda"), args.config or tuple(CONFIGS),
-                args.tinygrad_threads, args.limit)
+                args.tinygrad_threads, args.limit, launches=args.launches)
     print(f"{len(got)} records in {time.perf_counter() - start:.0f} s")
     if args.write:
         args.write.write_text(json.dumps(got, indent=0, sort_keys=True))

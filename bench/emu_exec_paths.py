@@ -8,7 +8,7 @@ part-way ("handed off").
 
     .venv/bin/python bench/emu_exec_paths.py [--hazards] [--repeat 6] [--without runs,forms]
     .venv/bin/python bench/emu_exec_paths.py --cold add [--others 150] [--without runs,forms]
-    .venv/bin/python bench/emu_exec_paths.py --ab runs|forms|fp [--pairs 20] [--hazards]
+    .venv/bin/python bench/emu_exec_paths.py --ab runs|forms|fp|trails [--pairs 20] [--hazards]
 
 `--without` leaves out the scalar path's fused runs and/or its BREV/VOTE/LDC/uniform forms
 (what the scalar path was before emufast34), and/or ("fp") emufast34b's FP64/IDP/FRND/F2F/
@@ -16,7 +16,9 @@ FCHK/I2FP/FMUL.RZ/VOTEU/F2I/IMAD.HI/I2F forms (before emufast34b). `--cold NAME`
 the other one-thread launches ran (as in a corpus pass: the kernel's decoded steps and
 closures have left the caches), and right after touching 4 MB and 64 MB of memory.
 `--ab` alternates a pass with and without the scalar path's fused runs
-(emu/scalar_runs.py), its BREV/VOTE/LDC/uniform forms or emufast34b's forms ("fp"), in one process: each pass's
+(emu/scalar_runs.py), its BREV/VOTE/LDC/uniform forms or emufast34b's forms ("fp"), or (with
+`--hazards`) the checker's kept trails ("trails": `scalar.MEMO_TRAILS`, and machines keeping
+their calls, emu/checker_trail.py), in one process: each pass's
 execution CPU time (best of 3), median over `--pairs` pairs and how often "on" was faster.
 """
 from __future__ import annotations
@@ -181,7 +183,11 @@ def ab(what: str, pairs: int, hz: bool) -> None:
     fp, fp64h = {k: scalar_forms.FORMS[k] for k in FP_FORMS}, set(scalar_forms.MUFU64H)
 
     def switch(on: bool) -> None:
-        if what == "runs":
+        if what == "trails":
+            from ptx2sass.emu import checker_trail
+            scalar.MEMO_TRAILS = 4 if on else 0
+            checker_trail.DEFER = on
+        elif what == "runs":
             scalar_runs.MAX_RUN = 64 if on else 0
         elif what == "fp":
             for k in fp:
@@ -234,7 +240,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=6)
     ap.add_argument("--cold", metavar="KERNEL")
     ap.add_argument("--others", type=int, default=150)
-    ap.add_argument("--ab", choices=("runs", "forms", "fp"))
+    ap.add_argument("--ab", choices=("runs", "forms", "fp", "trails"))
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--without", default="", help="runs,forms,fp: leave these out")
     args = ap.parse_args(argv)

@@ -19,8 +19,9 @@ Hazards flagged (each names kernel, offset and registers):
   the instruction that has it (or after one that set none): an access that may reach shared
   memory after an mbarrier.inval (SYNCS.CCTL.IV: the SYNCS unit writes the object back after
   it issues), a memory access or wgmma after a proxy fence (FENCE.VIEW.ASYNC), that fence
-  after a MEMBAR.CTA (`ptx2sass.fences.memory_effect`; the kinds the latency table lists:
-  `late_memory_effects`, sm_90's);
+  after a MEMBAR.CTA, shared accesses after SYNCS.CCTL.IVALL, LDTM/STTM after
+  FENCE.VIEW.ASYNC.T (`ptx2sass.fences.memory_effect`; the kinds the latency table lists:
+  `late_memory_effects`);
 - cp.async group bookkeeping unlike ptxas's: an instruction other than LDGDEPBAR that sets
   or waits on LDGDEPBAR's scoreboard, a DEPBAR with a stall below 4 (checked on the code as
   a whole, executed or not);
@@ -60,7 +61,8 @@ from ptx2sass.sched.latency import model_for
 
 NO_SB = 7
 EFFECT_NAMES = {"inval": "mbarrier.inval's write-back of the object", "proxy": "proxy fence",
-                "membar": "CTA memory barrier"}
+                "membar": "CTA memory barrier", "ivall": "the SYNCS unit's invalidation after mbarrier.init",
+                "tensor": "tensor-memory store fence", "exch": "mbarrier.init's exchange (SYNCS.EXCH)"}
 
 
 @dataclass(frozen=True)
@@ -383,8 +385,9 @@ class TimingModel:
             if facts.after_barrier and clock.group_issued.get("BAR") is not None:
                 last = clock.group_issued["BAR"]
                 if t < last[0] + lat.AFTER_BARRIER[1]:
+                    what = "a barrier's result (B2R) needs" if op == "B2R" else "memory instructions need"
                     self._flag(facts.offset, f"issues {op} {t - last[0]} cycles after the BAR at 0x{last[1]:04x}; "
-                                             f"memory instructions need {lat.AFTER_BARRIER[1]}")
+                                             f"{what} {lat.AFTER_BARRIER[1]}")
             if op == "BAR":
                 clock.group_issued["BAR"] = (t, facts.offset)
             if facts.pad_role:
@@ -484,8 +487,8 @@ class TimingModel:
         guard = (facts.guard, facts.guard_inv, clock.seq) if facts.guard else None
         if facts.tail:             # scoreboards it sets, sources it may read late
             # 4. Scoreboards set by this instruction.
+            wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
             if facts.sets_scoreboards:
-                wr_sb, rd_sb = facts.wr_sb, facts.rd_sb
                 if wr_sb != NO_SB:
                     release = t + facts.variable_latency
                     if release > clock.sb_release[wr_sb]:
@@ -510,15 +513,16 @@ class TimingModel:
                         if reg[0] == "R" or (reg[0] == "UR" and (facts.uniform_late or not lat.UNIFORM_READ_AT_ISSUE)):
                             clock.sb_readers[rd_sb][reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
                                                             facts.read_unit, wr_sb, guard)
-                elif facts.late_reads:
-                    # a load that reads its address after issue, with no read scoreboard: it may
-                    # read it for `late_read_cycles` (uniform registers are read at issue: ptxas
-                    # overwrites an LDS's UR address the next cycle)
-                    for reg in reads:
-                        if reg[0] == "R" or (reg[0] == "UR" and facts.uniform_late):
-                            clock.late_reads[reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
-                                                     t + lat.late_read_window(facts.read_unit),
-                                                     facts.read_unit, wr_sb, clock.seq, None, guard)
+            if rd_sb == NO_SB and facts.late_reads:
+                # a load that reads its address after issue, with no read scoreboard (and an
+                # instruction that sets none at all, e.g. a UBLKCP): it may read it for
+                # `late_read_cycles` (uniform registers are read at issue, as ptxas overwrites
+                # an LDS's UR address the next cycle, but for `uniform_late_readers`)
+                for reg in reads:
+                    if reg[0] == "R" or (reg[0] == "UR" and facts.uniform_late):
+                        clock.late_reads[reg] = (facts.offset, lanes if reg[0] == "R" else _ALL,
+                                                 t + lat.late_read_window(facts.read_unit),
+                                                 facts.read_unit, wr_sb, clock.seq, None, guard)
             window = facts.late_window
             if window:
                 # a wait on its read scoreboard (or, lacking one, its write scoreboard) ends the
@@ -598,6 +602,10 @@ class TimingModel:
                                          f"read it for {window} (no read scoreboard)")
             del late_reads[reg]
 
+# `TimingModel.end` as defined here: emu/scalar.py keeps what a launch's calls came to only
+# for this `end` (a test that wraps it in place sees every call)
+PURE_END = TimingModel.end
+
 _PER_LANE = frozenset(("R", "P"))
 _TENSOR = "tensor-late-read"      # late_reads' unit field for an MMA's sources (late_fixed_reads)
 _ALL = (1 << 32) - 1
@@ -635,8 +643,8 @@ class _StepFacts:
         self.read_order = lat.read_order(self.unit)
         self.variable_latency = lat.variable_latency(op)
         self.addend = lat.addend_registers(ins)
-        # (UTC*MMA/UTCBAR on sm_100: their uniform registers too, `uniform_late_readers`)
-        self.uniform_late = op in lat.UNIFORM_LATE_READERS
+        # (UTC*MMA/UTCBAR on sm_100, SYNCS.EXCH: their uniform registers too, `uniform_late_readers`)
+        self.uniform_late = lat.uniform_late_reader(ins)
         self.late_reads = op in lat.LATE_SOURCE_READS or self.uniform_late
         self.issue_group = lat.ISSUE_INTERVAL.get(op)
         self.after_barrier = op in lat.AFTER_BARRIER[0]

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import convergence
 from .errors import EmuFault
-from . import externs, loader, scalar, traced_check
+from . import checker_trail, externs, loader, scalar, traced_check
 from .textures import DESCRIPTOR_SIZE, Bindings, Surface, Texture, descriptor_table
 from .loader import _RELOC_WIDTH, EXTERN_PREFIX, load_program
 from .machine import LANES, Budget, Machine
@@ -597,13 +597,18 @@ class Launch:
         per = self.cluster_size
         batch = per if self.sequential else max(1, BATCH_LANES // (per_cta * per)) * per
         with gc_paused(), fp_quiet():
+            tm = self.timing_model
+            kept = checker_trail.defers(tm)
             for start in range(0, len(ctaids), batch):
                 machine = Machine(self, ctaids[start:start + batch])
-                if self.timing_model is not None:
-                    self.timing_model.attach(machine)
-                machine.run(self.budget)
-                if self.timing_model is not None:
-                    self.timing_model.finish(machine)
+                if tm is not None:
+                    tm.attach(machine)
+                if kept:            # (the checker's calls made at the machine's end, or a kept outcome)
+                    checker_trail.run_machine(self, machine, tm)
+                else:
+                    machine.run(self.budget)
+                    if tm is not None:
+                        tm.finish(machine)
                 machine.release()
 
 

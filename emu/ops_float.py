@@ -9,7 +9,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import Imm, Reg
 
-from . import fp, narrow_float, stochastic
+from . import fp, mufu_measured, narrow_float, stochastic
 from .fp import round_rational_bits
 from .errors import EmuFault
 from .lanes import PerWarp
@@ -331,22 +331,35 @@ def op_mufu(w, s, active, mask):
     if fn == "TANH":
         # tanh keeps subnormal inputs and results (the PTX manual; an H200: tanh.approx.f32 of
         # a subnormal x gave x, run 11's fuzz 9300822)
-        x = w.rf(a_op).astype(np.float64)
+        xf = w.rf(a_op)
     else:
-        x = fp.flush_f32(w.rf(a_op)).astype(np.float64)
-    y = _mufu_function(fn, x)
+        xf = fp.flush_f32(w.rf(a_op))
+    y = _mufu_function(fn, xf.astype(np.float64))
     r = y.astype(np.float32) if fn == "TANH" else fp.flush_f32(y.astype(np.float32))
-    w.w(d, fp.canonicalise_f32(r), mask)
+    bits = fp.canonicalise_f32(r)
+    if fn == "EX2":
+        bits = mufu_measured.ex2_f32(fp.bits32(xf))
+    elif fn == "LG2":
+        bits = mufu_measured.lg2_f32(fp.bits32(xf))
+    elif fn in mufu_measured.CORRECTED:
+        # the H200's approximation, measured over every input fraction
+        bits = mufu_measured.correct_f32(fn, fp.bits32(xf), bits)
+    w.w(d, bits, mask)
 
 
 def _half_result(fn: str, x, op, kind: str):
     """MUFU.<fn>.F16/.BF16's result bits for the half value(s) `x` of operand `op` (its `|.|`
-    and `-` applied first): rounded to f16 or bf16, a NaN the canonical 0x7fff (an H200:
-    ex2/tanh.approx.f16 of a NaN)."""
+    and `-` applied first): the H200's measured output where it was measured (EX2, TANH),
+    else rounded to f16 or bf16, a NaN the canonical 0x7fff (an H200: ex2/tanh.approx.f16 of
+    a NaN)."""
     if getattr(op, "abs", False):
         x = np.abs(x)
     if getattr(op, "neg", False):
         x = -x
+    measured = mufu_measured.half_table(fn, kind)
+    if measured is not None:
+        # the H200's output for every input (a NaN's: 0x7fff)
+        return measured[fp.f64_to_half_bits(np.asarray(x, dtype=np.float64), kind)]
     y = _mufu_function(fn, x)
     if kind == "bf16":
         h = fp.f64_to_half_bits(np.asarray(y, dtype=np.float64), "bf16")

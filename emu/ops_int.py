@@ -803,8 +803,11 @@ def op_sgxt(w, s, active, mask):
 @semantics("BMSK", "UBMSK", vector=True)
 def op_bmsk(w, s, active, mask):
     d, a_op, b_op = s.ins.operands
-    pos = w.r(a_op).astype(U64) & U64(0xFF)
-    width = w.r(b_op).astype(U64) & U64(0xFF)
+    # clamp (no `.W`): a position or width of 32 or more, as the whole unsigned register (the
+    # PTX manual's bmsk.clamp; an H200: a width of 0x111 gives all ones above the position,
+    # GPU run 27's fuzz 9500790), gives no bits / every bit up to 31; `.W` takes both mod 32
+    pos = w.r(a_op).astype(U64)
+    width = w.r(b_op).astype(U64)
     if "W" in s.ins.modifiers:
         pos, width = pos & U64(31), width & U64(31)
     ones = np.where(width >= 32, M32, (U64(1) << np.minimum(width, U64(32))) - U64(1))

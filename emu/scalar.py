@@ -390,10 +390,10 @@ def _one_lane(t: Thread):
     from .machine import _ONE_WARP, Group, Machine
     m = Machine(t.launch, [(0, 0, 0)])
     m.shared_data = np.frombuffer(t.shared, dtype=np.uint8)
-    clock = getattr(t, "clock", None)
-    if clock is not None:           # a traced thread: the machine carries on with its clock
+    if t.tracing:                   # a traced thread: the machine carries on with its clock
         t.launch.timing_model.attach(m)
-        m.clocks[0] = clock
+        m.clocks[0] = t.own_clock()
+        m.timing = _Deferring(t)    # (until the machine takes over: `_machine`)
     return m, Group(m, m._live_lanes, _ONE_WARP, 0)
 
 
@@ -538,6 +538,8 @@ def _machine(launch, t: Thread, pc: int, executed: int) -> None:
     if t.bridge is None:
         t.bridge = _one_lane(t)           # (released with the thread: scalar.run)
     m = t.bridge[0]
+    if m.timing is not None:
+        m.timing = launch.timing_model
     m.R[:, 0] = np.array(t.R, dtype=np.uint32)
     m.P[:, 0] = t.P
     m.UR[0, :] = np.array(t.UR, dtype=np.uint32)
@@ -557,15 +559,51 @@ def _machine(launch, t: Thread, pc: int, executed: int) -> None:
 # itself); anything else hands the thread, and its clock, to the machine.
 
 class TracedThread(Thread):
-    """A thread whose instructions the checker sees: its reads and writes, and its clock."""
-    __slots__ = ("reads", "writes", "clock")
+    """A thread whose instructions the checker sees: its reads and writes, and its clock.
+
+    The checker's `end` calls wait in `trail` as (step, lanes, reads, writes), a bridged
+    step's too (`_Deferring`), until the machine takes the thread over, the trail reaches
+    MAX_TRAIL at a branch, or the launch is over: `flush` makes them, in order, on the clock
+    as it stands (`own_clock`)."""
+    __slots__ = ("reads", "writes", "clock", "trail", "end", "flushed")
     tracing = True
 
-    def __init__(self, launch, clock):
+    def __init__(self, launch):
         super().__init__(launch)
         self.reads: list = []
         self.writes: list = []
-        self.clock = clock
+        self.clock = None           # made when first needed (`own_clock`: a kept trail needs none)
+        self.trail: list = []
+        self.end = launch.timing_model.end
+        self.flushed = False        # whether the clock has been needed before the launch's end
+
+    def own_clock(self):
+        clock = self.clock
+        if clock is None:
+            clock = self.clock = self.launch.timing_model.new_clock()
+        return clock
+
+    def flush(self) -> None:
+        """The waiting `end` calls, made now; the clock is current after."""
+        trail, end, clock = self.trail, self.end, self.own_clock()
+        for step, lanes, reads, writes in trail:
+            end(clock, step, lanes, reads, writes)
+        trail.clear()
+        self.flushed = True
+
+
+class _Deferring:
+    """The checker as the thread's one-lane machine sees it while the thread runs here: a
+    bridged step's `step` call joins the thread's trail. (`TimingModel.step` on one warp
+    that owns its one clock, the thread's, comes to `end(clock, step, lanes, reads, writes)`;
+    the machine reuses its lists, so they are copied.)"""
+    __slots__ = ("trail",)
+
+    def __init__(self, t: "TracedThread"):
+        self.trail = t.trail
+
+    def step(self, machine, step, warps, lanes, reads, writes) -> None:
+        self.trail.append((step, int(lanes[0]), list(reads), list(writes)))
 
 
 _OFF = (False,)         # a guarded-off instruction's mask (forms test `mask[0]`)
@@ -644,6 +682,49 @@ def _tpair(i: int) -> Callable:
     return read
 
 
+def _tupred(op) -> Callable | None:
+    if op.__class__ is not Reg or op.file != "UP":
+        return _tpred(op)
+    i, inv = op.index, op.inv
+    if i == 7:
+        return lambda t: not inv
+    key = ("UP", i)
+
+    def read(t):
+        t.reads.append(key)
+        return not t.UP[i] if inv else t.UP[i]
+    return read
+
+
+def _tudst(op) -> Callable | None:
+    write = _udst(op)
+    if write is None or write is _discard:
+        return write
+    i, key = op.index, ("UR", op.index)
+
+    def write(t, v, mask):
+        t.writes.append(key)
+        t.UR[i] = v
+    return write
+
+
+def _tudst_pred(op) -> Callable | None:
+    write = _udst_pred(op)
+    if write is None or write is _discard:
+        return write
+    i, key = op.index, ("UP", op.index)
+
+    def write(t, v, mask):
+        t.writes.append(key)
+        t.UP[i] = bool(v)
+    return write
+
+
+# the uniform forms' accessors for a traced thread (UNIFORM_LISTS with what they touch recorded)
+TRACED_UNIFORM_LISTS = SimpleNamespace(src=_tsrc, pred=_tupred, dst=_tudst, dst_pred=_tudst_pred, pair=None,
+                                       const64=None, address=None, traced=True)
+
+
 _TRACED: dict[int, SimpleNamespace] = {}
 
 
@@ -652,7 +733,7 @@ def traced_lists(limit: int) -> SimpleNamespace:
     x = _TRACED.get(limit)
     if x is None:
         x = _TRACED[limit] = SimpleNamespace(src=_tsrc, pred=_tpred, dst=_tdst(limit), dst_pred=_tdst_pred,
-                                             pair=_tpair, const64=const64, address=address)
+                                             pair=_tpair, const64=const64, address=address, traced=True)
     return x
 
 
@@ -703,11 +784,13 @@ def _no_address_registers(ins) -> bool:
     return parts is not None and parts[0] is None and parts[1] is None
 
 
-# emu/scalar_forms.py's forms that record what their handlers do (unguarded; LDS/STS reading
-# no register for the address, which those forms read unrecorded; not PRMT, whose handler
-# reads the selector before the second source)
-_TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers,
-               "MUFU": lambda ins: True, "F2FP": lambda ins: True, "PLOP3": lambda ins: True}
+# emu/scalar_forms.py's forms (unguarded) record what their handlers do, read through the
+# traced accessors (`x.traced`: DFMA/DMUL/F2F/IMAD.HI read sources again as their handlers
+# do), except VOTEU (it writes its uniform registers unrecorded); LDS/STS read an address
+# register unrecorded (`_TRACED_OWN`: only those reading none).
+# (tests/test_emu_scalar_traced.py compares every `end` call with the machine's.)
+_UNTRACED_OWN = frozenset(("VOTEU",))
+_TRACED_OWN = {"LDS": _no_address_registers, "STS": _no_address_registers}
 
 
 # control forms with the checker: the machine records a guard's read and, for RET, its register
@@ -747,8 +830,11 @@ def _tentry(decoded, offset: int, x):
     fallback = _off if bridged is None else _bridged_fallback(bridged)
     if f is None and op in FORMS and step.fast:
         f = FORMS[op](step, fallback, x)
-    if f is None and g is None and op in _TRACED_OWN and step.fast and _TRACED_OWN[op](ins):
+    if f is None and g is None and op in OWN and op not in _UNTRACED_OWN and step.fast \
+            and _TRACED_OWN.get(op, bool)(ins):
         f = OWN[op](step, fallback, x)
+    if f is None and g is None and op in UNIFORM and step.fast:
+        f = FORMS[UNIFORM[op]](step, fallback, TRACED_UNIFORM_LISTS)
     if f is not None:
         return (f, gi, skip, _PLAIN, step)
     return False if bridged is None else (bridged, None, None, _BRIDGED, step)
@@ -760,7 +846,7 @@ class _Bridged(Exception):
 
 def _bridged_fallback(bridged):
     def fallback(t, s, active, mask):
-        bridged(t, s, True, True)
+        bridged(t, s, True, True)   # (the machine's `_general` calls the checker)
         raise _Bridged()
     return fallback
 
@@ -791,9 +877,76 @@ def suits_traced(launch) -> bool:
         and launch.reconverge == "optimistic" and getattr(launch, "recorder", None) is None
 
 
+_PKEYS = [("P", i) for i in range(8)]
+# Kept trails per decoding (`_memo_entries`): a launch whose steps ran on the scalar path alone
+# (no one-lane machine, not handed over) and whose trail equals a kept one's ends with the
+# same clock and the same `_flag` calls. `end` is a function of the clock it starts from
+# (each launch's is a fresh `new_clock()`), of each call's step (its facts), lanes, reads
+# and writes, and of the checker's latency model and methods: the key holds those.
+MEMO_TRAILS = 4             # trails kept per (decoding, register limit, checker)
+MAX_TRAIL = 1 << 14         # a longer trail is flushed at a branch (memory), and kept by no one
+_MEMO_KEYS = 8              # checkers kept per decoding (a test's model may be new per launch)
+
+
+def _memo_entries(decoded, tm, limit) -> list | None:
+    if MEMO_TRAILS <= 0 or type(tm).end is not _pure_end():
+        return None                 # (an `end` wrapped in place, as a test's, sees every call)
+    memo = decoded.__dict__.setdefault("scalar_traced_memo", {})
+    key = (limit, type(tm), id(tm.lat), tm.serialised)
+    slot = memo.get(key)
+    if slot is None or slot[0] is not tm.lat:
+        if len(memo) >= _MEMO_KEYS:
+            memo.clear()
+        slot = memo[key] = (tm.lat, [])
+    return slot[1]
+
+
+def _pure_end():
+    global _PURE_END
+    if _PURE_END is None:
+        from .hazards import PURE_END
+        _PURE_END = PURE_END
+    return _PURE_END
+
+
+_PURE_END = None
+
+
+def _finish_alone(t: TracedThread, tm, entries) -> int:
+    """The clock's final cycle for a launch that ran on the scalar path alone: a kept trail's
+    (its `_flag` calls made again, in order), or its own `end` calls made now (and kept)."""
+    trail = t.trail
+    if entries is None:
+        t.flush()
+        return t.clock.t
+    for kept in entries:
+        if kept[0] == trail:
+            flag = tm._flag
+            for offset, message in kept[2]:
+                flag(offset, message)
+            return kept[1]
+    flags: list = []
+    flag = tm._flag
+
+    def recording(offset, message):
+        flags.append((offset, message))
+        flag(offset, message)
+    t.trail = list(trail)
+    tm._flag = recording
+    try:
+        t.flush()
+    finally:
+        del tm._flag
+    entries.insert(0, (trail, t.clock.t, flags))
+    del entries[MEMO_TRAILS:]
+    return t.clock.t
+
+
 def run_traced(launch) -> None:
     """Run the launch's one thread under its checker; hand it (and its clock) to the machine
-    where this cannot go on."""
+    where this cannot go on. The checker's calls for scalar steps wait in the thread's trail
+    (`TracedThread.flush`); a launch that runs here alone and retraces a kept trail takes its
+    outcome (`_finish_alone`)."""
     tm = launch.timing_model
     decoded = launch.decoded
     limit = launch.regcount_limit
@@ -802,10 +955,9 @@ def run_traced(launch) -> None:
     if code is None:
         code = cache[limit] = {}
     x = traced_lists(limit)
-    clock = tm.new_clock()
-    t = TracedThread(launch, clock)
-    P, reads, writes = t.P, t.reads, t.writes
-    end = tm.end
+    t = TracedThread(launch)
+    P, trail, pkeys = t.P, t.trail, _PKEYS
+    add = trail.append
     budget = launch.budget
     used, most = budget.used, budget.limit
     start = used
@@ -823,17 +975,19 @@ def run_traced(launch) -> None:
                 pc += 16
                 used += 1
                 continue
-            reads.clear()
-            writes.clear()
+            t.reads = reads = []
+            t.writes = writes = []
             on = True
             if g is not None:
                 if g != 7:
-                    reads.append(("P", g))
+                    reads.append(pkeys[g])
                 on = P[g] is not skip
             if kind == _CONTROL:
                 nxt = f(t) if on else pc + 16
-                end(clock, step, 1, reads, writes)
+                add((step, 1, reads, writes))
                 used += 1
+                if len(trail) >= MAX_TRAIL:
+                    t.flush()
                 if nxt < 0:
                     pc = -1
                     break
@@ -844,20 +998,26 @@ def run_traced(launch) -> None:
                 except _Bridged:
                     pass
                 else:
-                    end(clock, step, 1, reads, writes)
+                    add((step, 1, reads, writes))
                 pc += 16
                 used += 1
     except (_Off, EmuFault):
         pass
+    except BaseException:
+        t.flush()
+        raise
     budget.used = used
     launch.thread_instructions += used - start
     try:
         if pc >= 0:
+            t.flush()
             _machine(launch, t, pc, used - start)
-        if t.bridge is not None:
             tm.finish(t.bridge[0])
-        else:
-            tm.cycles = max(tm.cycles, clock.t)
+        elif t.flushed:
+            t.flush()
+            tm.cycles = max(tm.cycles, t.clock.t)
+        else:       # (a one-lane machine's clock is the thread's: `finish` would read it alone)
+            tm.cycles = max(tm.cycles, _finish_alone(t, tm, _memo_entries(decoded, tm, limit)))
     finally:
         t.m = None
         tm._parts = None

@@ -21,6 +21,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
+from .mufu_measured import ex2_f32_one, lg2_f32_one
 from .single_lane import M32, M64, _flush, f32_bits, f32_value
 from .specialise import _access, shared_address_parts
 
@@ -135,6 +136,9 @@ def _cos(x: float):
 # empties it to time the scalar path without them)
 MUFU64H = {"RCP64H", "RSQ64H"}
 
+# MUFU functions modelled from the H200's measurements: fn -> its result bits of input bits
+MEASURED = {"EX2": ex2_f32_one, "LG2": lg2_f32_one}
+
 # fn → (f, whether an input is in the domain where NumPy computes it without a warning)
 _LIBM = {
     "EX2": (np.exp2, lambda x: -math.inf < x < 1024.0),
@@ -164,6 +168,14 @@ def _mufu(step, fallback, x):
     keep = 0x7FFFFFFF if getattr(a_op, "abs", False) else M32
     flip = 0x80000000 if getattr(a_op, "neg", False) else 0
     flush = (lambda b: b) if name == "TANH" else _flush
+
+    if name in MEASURED:
+        # the H200's measured EX2/LG2 (emu/mufu_measured.py): every input, no fallback needed
+        measured = MEASURED[name]
+
+        def measured_mufu(t, s, active, mask):
+            d(t, measured(_flush((a(t) & keep) ^ flip)), mask)
+        return measured_mufu
 
     def mufu(t, s, active, mask):
         v = f32_value(flush((a(t) & keep) ^ flip))
@@ -246,8 +258,9 @@ def _prmt(step, fallback, x):
         return None
 
     def prmt(t, s, active, mask):
-        pool = a(t) | b(t) << 32
-        selector = sel(t)
+        low = a(t)
+        selector = sel(t)           # (read before b, as the handler reads them)
+        pool = low | b(t) << 32
         out = 0
         for i in range(4):
             nib = selector >> (4 * i) & 0xF
@@ -440,6 +453,12 @@ def _f64_form(step, x, arity: int, modes):
     return [s[0] for s in srcs], [s[1] for s in srcs], lo, hi
 
 
+def _reads_again(raws, x) -> list:
+    """With the checker (`x.traced`), the register sources read again after the values, as
+    `ops_float._f64_result` reads each one's bits (a, b, c) whatever the result."""
+    return [r for r in raws if r is not None] if getattr(x, "traced", False) else []
+
+
 @form("DFMA")
 def _dfma(step, fallback, x):
     """DFMA with a float immediate among its sources (emu/single_lane.py's form takes register
@@ -451,9 +470,13 @@ def _dfma(step, fallback, x):
         return None
     (fa, fb, fc), raws, lo, hi = got
     mode = mode_of(step.ins.modifiers)
+    again = _reads_again(raws, x)
 
     def dfma(t, s, active, mask):
-        out = _f64_out(fma64(fa(t), fb(t), fc(t), mode), raws, t)
+        r = fma64(fa(t), fb(t), fc(t), mode)
+        for raw in again:
+            raw(t)
+        out = _f64_out(r, raws, t)
         lo(t, out & M32, mask)
         if hi is not None:
             hi(t, out >> 32, mask)
@@ -468,9 +491,13 @@ def _dmul(step, fallback, x):
     if got is None:
         return None
     (fa, fb), raws, lo, hi = got
+    again = _reads_again(raws, x)
 
     def dmul(t, s, active, mask):
-        out = _f64_out(fa(t) * fb(t), raws, t)
+        r = fa(t) * fb(t)
+        for raw in again:
+            raw(t)
+        out = _f64_out(r, raws, t)
         lo(t, out & M32, mask)
         if hi is not None:
             hi(t, out >> 32, mask)
@@ -603,9 +630,12 @@ def _f2f(step, fallback, x):
         return None
     keep = 0x7FFFFFFF if getattr(a_op, "abs", False) else M32
     flip = 0x80000000 if getattr(a_op, "neg", False) else 0
+    twice = getattr(x, "traced", False)     # (the handler reads the source again for a NaN's bits)
 
     def f2f(t, s, active, mask):
         bits = (a(t) & keep) ^ flip
+        if twice:
+            a(t)
         if bits & _NAN == _NAN and bits & 0x7FFFFF:
             return fallback(t, s, active, mask)
         out = _UNPACK_Q(_PACK_D(f32_value(bits)))[0]
@@ -809,17 +839,21 @@ def _imad_carry(step, fallback, x):
     signed = "U32" not in mods
     one = 1 if getattr(c_op, "neg", False) else 0
     invert = bool(one or getattr(c_op, "inv", False))
+    # with the checker, what op_imad reads: the carry in, a and b, c; for .HI a and b twice more
+    again = (a, b, a, b) if getattr(x, "traced", False) and not wide else ()
 
     def imad(t, s, active, mask):
+        carry = 1 if cf is not None and cf(t) else 0
         va, vb = a(t), b(t)
         if signed:
             va = va - (1 << 32) if va >> 31 else va
             vb = vb - (1 << 32) if vb >> 31 else vb
         full = va * vb
         c = c64(t)
+        for f in again:
+            f(t)
         if invert:
             c = ~c & M64
-        carry = 1 if cf is not None and cf(t) else 0
         if wide:
             prod = full & M64
             partial = (prod + c) & M64

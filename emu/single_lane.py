@@ -19,6 +19,7 @@ from typing import Callable
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg, SpecialReg
 
+from .mufu_measured import correct_f32_one
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .specialise import _access, _imm32, _is_pred, _lut_fn, imad_moves_c, prmt_terms
 
@@ -562,7 +563,7 @@ def _bmsk(step, vector, x):
     d, a, b = x.dst(ops[0]), x.src(ops[1], neg=False), x.src(ops[2], neg=False)
     if None in (d, a, b):
         return None
-    cap = 31 if "W" in mods else 0xFF
+    cap = 31 if "W" in mods else M32        # clamp: the whole register is compared with 32
 
     def bmsk(w, s, active, mask):
         pos, width = a(w) & cap, b(w) & cap
@@ -667,7 +668,8 @@ _MUFU = {"RCP": _rcp, "SQRT": _sqrt, "RSQ": lambda x: math.nan if x < 0 else _rc
 def _mufu(step, vector, x):
     """MUFU.RCP/RSQ/SQRT of one lane as ops_float.op_mufu: the FP32 source (`|.|`, `-`,
     then a denormal flushed) in FP64, the function there, the result rounded to FP32 and a
-    denormal flushed, a NaN the canonical one."""
+    denormal flushed, a NaN the canonical one, then moved as the H200 moves it
+    (emu/mufu_measured.py)."""
     ins = step.ins
     if len(ins.modifiers) != 1 or ins.modifiers[0] not in _MUFU or len(ins.operands) != 2:
         return None
@@ -677,9 +679,12 @@ def _mufu(step, vector, x):
         return None
     (a, keep, flip), = srcs
 
+    name = ins.modifiers[0]
+
     def mufu(w, s, active, mask):
-        r = f32_bits(fn(f32_value(_flush((a(w) & keep) ^ flip))))
-        d(w, r if r == 0x7FFFFFFF else _flush(r), mask)
+        xb = _flush((a(w) & keep) ^ flip)
+        r = f32_bits(fn(f32_value(xb)))
+        d(w, r if r == 0x7FFFFFFF else correct_f32_one(name, xb, _flush(r)), mask)
     return mufu
 
 

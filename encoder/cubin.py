@@ -125,10 +125,11 @@ class ToolkitInfo:
     tool_args: str = "-arch sm_89 "
     note_version: int = 2
     reserved: int = 0
+    object_name: str = ""       # under -g: the output file's name, at the strings' start
 
     def desc(self) -> bytes:
         strings = [self.tool_name, self.tool_version, self.tool_branch, self.tool_args]
-        blob, offsets = bytearray(b"\0"), []
+        blob, offsets = bytearray(self.object_name.encode() + b"\0"), []
         for s in strings:
             offsets.append(len(blob))
             blob += s.encode() + b"\0"
@@ -144,7 +145,7 @@ class ToolkitInfo:
             end = blob.index(b"\0", off)
             return blob[off:end].decode()
         info = ToolkitInfo(*(string_at(o) for o in offsets), note_version=version,
-                           reserved=reserved)
+                           reserved=reserved, object_name=string_at(0))
         if info.desc() != desc:
             raise ValueError("tkinfo note is not in ptxas's layout")
         return info

@@ -377,9 +377,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 bank4: list[str] = (), var_relocations: dict | None = None,
                 ptx_target: str | None = None,
                 toolkit: ToolkitInfo | None = None, toolkit_version: int = 135,
+                tool_args: str | None = None, tool_object: str = "",
                 relocatable: bool = False, extern_variables: list[tuple[str, int, int, str]] = (),
                 visible: set[str] = frozenset(), prototypes: dict[str, str] | None = None,
-                debug_sections: list = (), device_debug: bool = False,
+                debug_sections: list = (), device_debug: bool = False, errbar_at_exit: bool = False,
                 debug_shared: tuple[int, int] | None = None, address_taken: list[str] = (),
                 isa_class: int = 1, handles: dict[str, str] | None = None,
                 descriptor_sizes: list[str] = (), istypep_used: bool = False,
@@ -397,7 +398,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     (byte offset in the variable, symbol name, addend), written as R_CUDA_G64 entries of
     `.rel.<section>` (addend 0) and `.rela.<section>`.
     `ptx_target` is the PTX `.target` recorded in `.note.nv.cuinfo` (default: `arch`).
-    `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass).
+    `toolkit` identifies the writing tool in `.note.nv.tkinfo` (default: ptx2sass), with
+    `tool_args` as its command line (ptxas's form, ptx2sass.tool_arguments) when given
+    and `tool_object` the output file's name (ptxas -g records it).
     The given kernels are not modified: the cubin holds copies.
     `relocatable` writes ptxas -c's layout (measured with 13.5 for sm_89 and sm_90; sm_90's
     differences are marked where made): variables as
@@ -479,7 +482,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=None,
               tkinfo=toolkit or ToolkitInfo("ptx2sass",
                                             f"ptx2sass {__version__} (ptxas 13.5 compatible)",
-                                            "ptx2sass", f"-arch {arch} " + ("-c " if relocatable else "")),
+                                            "ptx2sass", tool_args if tool_args is not None
+                                            else f"-arch {arch} " + ("-c " if relocatable else ""),
+                                            object_name=tool_object),
               cuinfo=CudaInfo(vsm, toolkit_version))
     # Module data sections, one per kind of variable, in the order first used.
     groups: dict[str, list[GlobalVar]] = {}
@@ -854,7 +859,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         for name, _, size in k.subfunctions:
             module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
         module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
-        if device_debug:
+        if device_debug or errbar_at_exit:
             module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
         # MAX_STACK_SIZE is 0 in ptxas 13.5's -c output (measured: kernels and functions with
@@ -866,7 +871,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             module += [NvInfoRecord.words("REGCOUNT", func_sym[k.name], k.regcount),
                        NvInfoRecord.words("MAX_STACK_SIZE", func_sym[k.name], 0),
                        NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size)]
-            if device_debug:
+            if device_debug or errbar_at_exit:
                 module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
         if not any(k.is_entry for k in kernels):     # as ptxas -c writes a module of functions only
             # (-c -g: first, measured with 13.5.37 on a lone `.visible .func`)

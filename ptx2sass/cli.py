@@ -22,6 +22,7 @@ import time
 
 from ptx2sass.errors import CompileError, format_diagnostic
 from ptx2sass import options as opt
+from ptx2sass.tool_arguments import tool_arguments
 
 PROG = "ptx2sass"
 PTXAS = "ptxas"
@@ -64,6 +65,8 @@ class CommandLine:
         self.values: dict[str, object] = {}
         self.inputs: list[str] = []          # file names ("-": stdin)
         self.warnings: list[str] = []
+        # alias -> value as `.note.nv.tkinfo` records it (ptx2sass.tool_arguments)
+        self.recorded: dict[str, str] = {}
 
     def get(self, name: str, default=None):
         return self.values.get(name, default)
@@ -126,6 +129,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
         i += 1
         if arg == "-" or not arg.startswith("-"):
             cl.inputs.append(arg)
+            cl.recorded.setdefault("<input>", arg)
             continue
         key, has_eq, value = arg[1:].partition("=")
         o, glued = _lookup(key)
@@ -133,11 +137,13 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             raise UsageError(f"Unknown option '{key}'")
         if not o.takes_value:
             cl.values[o.name] = True
+            cl.recorded[o.alias] = ""
             continue
         if glued is not None:
             value = glued
         elif not has_eq:
             if o.optional_value and not key.startswith("-"):
+                cl.recorded.setdefault(o.alias, "0")      # (recorded so, measured)
                 continue       # a bare `-O` changes nothing; `--opt-level` takes the next
             if i < len(queue):
                 value = queue[i]
@@ -147,6 +153,8 @@ def parse_command_line(argv: list[str]) -> CommandLine:
         if o.kind == opt.LIST:
             items = value.split(",") if o.split_commas else [value]
             cl.values.setdefault(o.name, []).extend(items)
+            if o.split_commas:
+                cl.recorded[o.alias] = ",".join(cl.values[o.name])
             if o.name == "options-file":
                 extra = [a for p in items for a in _read_options_file(p)]
                 queue[i:i] = extra
@@ -156,6 +164,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             cl.warnings.append(f"incompatible redefinition for option '{o.name}', "
                                "the last value of this option was used")
         cl.values[o.name] = typed
+        cl.recorded[o.alias] = value
     return cl
 
 
@@ -288,10 +297,18 @@ def _register_option(cl: CommandLine, name: str, arch: str, report: Reporter) ->
     if raw is None:
         return None
     from ptx2sass.encoder.arch import arch_info, UnknownArch
-    try:
-        max_regs = arch_info(_real_arch(arch)).max_registers
-    except UnknownArch:
-        max_regs = 255
+    lower = opt.MIN_REGISTERS
+    if arch.startswith("lto_"):
+        # ptxas 13.5.37 for LTO targets: every number but 0 is "too big", 0 is raised to 16,
+        # archmax/archmin set nothing
+        if raw in ("archmax", "archmin"):
+            return RegisterLimit(None, 0)
+        max_regs, lower = 0, opt.LTO_MIN_REGISTERS
+    else:
+        try:
+            max_regs = arch_info(_real_arch(arch)).max_registers
+        except UnknownArch:
+            max_regs = 255
     if raw == "archmax":
         return RegisterLimit(max_regs, max_regs)
     if raw == "archmin":
@@ -303,19 +320,36 @@ def _register_option(cl: CommandLine, name: str, arch: str, report: Reporter) ->
     if n < 0 or n > max_regs:
         report.warning(f"Too big maxrregcount value specified {n}, will be ignored")
         return RegisterLimit(None, max_regs)
-    if n < opt.MIN_REGISTERS:
+    if n < lower:
         report.warning(f"For profile {arch} adjusting per thread register count of {n} "
-                       f"to lower bound of {opt.MIN_REGISTERS}")
-        return RegisterLimit(opt.MIN_REGISTERS, opt.MIN_REGISTERS)
+                       f"to lower bound of {lower}")
+        return RegisterLimit(lower, lower)
     return RegisterLimit(n, n)
 
 
-def _check_option_conflicts(cl: CommandLine, report: Reporter) -> None:
-    """Warnings about options that ptxas ignores for another one (it says these first)."""
+def _check_options(cl: CommandLine, arch: str, report: Reporter) -> "RegisterLimit | None":
+    """The command line's values and combinations, judged in ptxas 13.5.37's order (measured
+    with all of them at once: its warnings come in this order, and a fatal one stops it
+    where it stands): -pic; the register usage level; -Ofc's value; -c with -ewp; the
+    cloning option; -split-compile's value; -g with -lineinfo, with optimisation, with the
+    usage level and with -Ofc; the cache operators; -maxrregcount, then
+    -func-maxrregcount; the launch-bound options beside -maxrregcount; -preserve-relocs on
+    sm_90 and later; the controls file. Returns -maxrregcount's limit."""
     if "position-independent-code" in cl.values and \
             not cl.flag("suppress-position-independent-code-warning"):
         report.warning("'--position-independent-code' is a deprecated option and is no "
                        "longer functional. It will be removed in a future release")
+    usage = cl.get("register-usage-level")
+    if usage is not None and usage not in opt.REGISTER_USAGE_LEVELS:
+        report.warning(f"Value of RegUsageLevel ({usage}) is out of valid range {{0..10}}, "
+                       "option will be ignored")
+    elif usage is not None and cl.get("opt-level") == 0:
+        report.warning("Conflicting options '-O0' and '--register-usage-level' specified, "
+                       "ignoring '--register-usage-level' option")
+    level = cl.get("Ofast-compile")
+    if level is not None and level not in opt.FAST_COMPILE_LEVELS:
+        raise UsageError(f"Invalid value for --Ofast-compile/-Ofc ({level}), "
+                         "is not 'max', 'mid', 'min', or '0'")
     if cl.flag("compile-only") and cl.flag("extensible-whole-program"):
         report.warning("Conflicting options '--compile-only' and '--extensible-whole-program' "
                        "specified, ignoring '--extensible-whole-program' option")
@@ -323,14 +357,22 @@ def _check_option_conflicts(cl: CommandLine, report: Reporter) -> None:
         if not cl.flag("compile-only"):
             report.warning("Option '--enable-func-clone-sc' requires option '--compile-only'; "
                            "ignoring since latter is not specified")
-        elif cl.flag("device-debug"):
-            report.warning("Conflicting options '--device-debug' and '--enable-func-clone-sc' "
-                           "specified, ignoring '--enable-func-clone-sc' option")
-
-
-def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
-    """-g with -lineinfo or with optimisation, as ptxas judges them (checked first;
-    --suppress-debug-info alone is judged once the PTX is read)."""
+        else:
+            if cl.get("opt-level") == 0:
+                report.warning("Conflicting options '--opt-level=0' and '--enable-func-clone-sc' "
+                               "specified, ignoring '--enable-func-clone-sc' option")
+            if cl.flag("device-debug"):
+                report.warning("Conflicting options '--device-debug' and '--enable-func-clone-sc' "
+                               "specified, ignoring '--enable-func-clone-sc' option")
+    threads = cl.get("split-compile")
+    if threads is not None and int(threads) < 0:
+        raise UsageError(f"Invalid value '{threads}' for option '--split-compile'")
+    # -Ofc min/mid go with -O1 only, max with -O0 only (an -O given; the default is no conflict)
+    fitting = {"min": 1, "mid": 1, "max": 0}.get(level)
+    if fitting is not None and cl.get("opt-level") not in (None, fitting):
+        others = "<0,2,3>" if fitting == 1 else "<1,2,3>"
+        raise UsageError(f"Conflicting options -opt-level={others} and --Ofast-compile={level} "
+                         "specified")
     if cl.flag("device-debug"):
         if cl.flag("generate-line-info"):
             report.warning("Conflicting options --device-debug and --generate-line-info "
@@ -339,9 +381,47 @@ def _check_debug_options(cl: CommandLine, report: Reporter) -> None:
         if cl.get("opt-level", 0) != 0:
             raise UsageError("Optimized debugging not supported")
         cl.values["opt-level"] = 0
-        if cl.get("Ofast-compile") in ("min", "mid", "max"):
+        if usage is not None:
+            report.warning("Conflicting options '--device-debug' and '--register-usage-level' "
+                           "specified, ignoring '--register-usage-level' option")
+        if level in ("min", "mid", "max"):
             report.warning("Conflicting options '--device-debug' and '--Ofast-compile=<min,mid,max>' "
                            "specified, ignoring '--Ofast-compile=<min,mid,max>' option")
+    for name, allowed in opt.CACHE_OPERATORS.items():
+        value = cl.get(name)
+        if value is not None and value not in allowed:
+            what = "load" if "load" in name else "store"
+            report.diagnostic(CompileError(      # (ptxas says "default" for -flcm/-fscm too)
+                f"Invalid default cache modifier on {what} specified: {value}"))
+    for force, default in (("force-load-cache", "def-load-cache"), ("force-store-cache", "def-store-cache")):
+        if cl.get(force) is not None and cl.get(default) is not None:
+            report.warning(f"Conflicting options {force} and {default} specified, ignoring {default} option")
+    maxrregcount = _register_limit(cl, arch, report)
+    if cl.get("device-function-maxrregcount") is not None:
+        if cl.flag("compile-only"):       # (checked, otherwise without effect)
+            _register_option(cl, "device-function-maxrregcount", arch, report)
+        else:
+            report.warning("Command line option 'device-function-maxrregcount' not supported "
+                           "for 'whole program compilation', will be ignored")
+    if cl.get("maxrregcount") is not None and (
+            not arch.startswith("lto_") or maxrregcount.limit is not None):   # (LTO: a bound set)
+        for bound in ("minnctapersm", "maxntid"):
+            if cl.get(bound) is not None:
+                report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
+                               f"ignoring -{bound} option")
+    if cl.flag("preserve-relocs") and _preserve_relocs_unfinished(arch):
+        report.warning(f"'--preserve-relocs' option is not fully implemented for '{arch}' and "
+                       "may not work as expected")
+    _check_controls_file(cl.get("apply-controls"))
+    return maxrregcount
+
+
+def _preserve_relocs_unfinished(arch: str) -> bool:
+    """Where ptxas warns about -preserve-relocs: sm_90 and later, real or virtual targets
+    (not the lto_ ones)."""
+    prefix, _, number = arch.partition("_")
+    digits = number.rstrip("af")
+    return prefix in ("sm", "compute") and digits.isdigit() and int(digits) >= 90
 
 
 def _implies_debug_information(module) -> bool:
@@ -374,6 +454,22 @@ def _debug_section_warnings(module, report: Reporter) -> None:
         report.warning(" .debug_info section not found")
 
 
+def _declared_spaces(module) -> set[str]:
+    """The state spaces of the module's variable declarations, at any level (a walk
+    without recursion: blocks nest as deep as the input's braces)."""
+    from ptx2sass.frontend import ast
+    spaces, work = set(), list(module.items)
+    while work:
+        item = work.pop()
+        if isinstance(item, ast.VariableDecl):
+            spaces.add(item.space)
+        elif isinstance(item, ast.Function) and item.body is not None:
+            work.extend(item.body.statements)
+        elif isinstance(item, ast.Block):
+            work.extend(item.statements)
+    return spaces
+
+
 def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     """What ptxas says, once the PTX is read, of options its `.target` does not take:
     tcgen05 tensor-memory checks (arch-specific sm_100a/f to sm_119a/f only), fabric checks (sm_100 and up),
@@ -383,9 +479,18 @@ def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     from ptx2sass.frontend.instructions import real_target
     real = real_target(target) if target else None
     number = int(re.sub(r"\D", "", real) or 0) if real and real.startswith("sm_") else 0
-    if cl.flag("compile-as-tools-patch") and any(True for _ in module.entries()):
-        report.diagnostic(CompileError("Entry function is not allowed when command line option "
-                                       "'--compile-as-tools-patch' is specified "))
+    if cl.flag("compile-as-tools-patch"):
+        # (ptxas 13.5.37: any `.shared` / `.const` variable declared, module or function
+        # level, used or not; then any entry; each once, in this order)
+        spaces = _declared_spaces(module)
+        for space, what in ((".shared", "shared memory"), (".const", "constants")):
+            if space in spaces:
+                report.diagnostic(CompileError(f"Allocating additional {what} is not allowed "
+                                               "when command line option "
+                                               "'--compile-as-tools-patch' is specified "))
+        if any(True for _ in module.entries()):
+            report.diagnostic(CompileError("Entry function is not allowed when command line option "
+                                           "'--compile-as-tools-patch' is specified "))
     if cl.flag("legacy-bar-warp-wide-behavior"):
         report.warning("'--legacy-bar-warp-wide-behavior' is a deprecated option, It will be "
                        "removed in future release and is not recommended")
@@ -403,36 +508,6 @@ def _target_option_messages(cl: CommandLine, module, report: Reporter) -> None:
     if target and cl.flag("gno-fabric-access-check") and number < 100:
         report.info(f"Command line option '--gno-fabric-access-check' not supported for "
                     f"'.target {target}', will be ignored")
-
-
-def _check_tuning_options(cl: CommandLine, report: Reporter) -> None:
-    """Values of ignored options that ptxas still checks, with its messages."""
-    level = cl.get("Ofast-compile")
-    if level is not None and level not in opt.FAST_COMPILE_LEVELS:
-        raise UsageError(f"Invalid value for --Ofast-compile/-Ofc ({level}), "
-                         "is not 'max', 'mid', 'min', or '0'")
-    threads = cl.get("split-compile")
-    if threads is not None and int(threads) < 0:
-        raise UsageError(f"Invalid value '{threads}' for option '--split-compile'")
-    usage = cl.get("register-usage-level")
-    if usage is not None and usage not in opt.REGISTER_USAGE_LEVELS:
-        report.warning(f"Value of RegUsageLevel ({usage}) is out of valid range {{0..10}}, "
-                       "option will be ignored")
-    for name, allowed in opt.CACHE_OPERATORS.items():
-        value = cl.get(name)
-        if value is not None and value not in allowed:
-            what = "load" if "load" in name else "store"
-            report.diagnostic(CompileError(      # (ptxas says "default" for -flcm/-fscm too)
-                f"Invalid default cache modifier on {what} specified: {value}"))
-    _check_controls_file(cl.get("apply-controls"))
-    if cl.get("maxrregcount") is not None:
-        for bound in ("minnctapersm", "maxntid"):
-            if cl.get(bound) is not None:
-                report.warning(f"Conflicting options -maxrregcount and -{bound} specified, "
-                               f"ignoring -{bound} option")
-    for force, default in (("force-load-cache", "def-load-cache"), ("force-store-cache", "def-store-cache")):
-        if cl.get(force) is not None and cl.get(default) is not None:
-            report.warning(f"Conflicting options {force} and {default} specified, ignoring {default} option")
 
 
 MAX_THREADS_PER_BLOCK = 1024
@@ -475,9 +550,12 @@ def _apply_launch_bounds(module, cl: CommandLine, report: Reporter) -> None:
 def _warn_unfit_minnctapersm(module, arch: str, report: Reporter) -> None:
     """ptxas's warning for an entry whose `.minnctapersm` CTAs of `.maxntid`/`.reqntid`
     threads cannot be resident on one SM (the code generator then ignores the directive)."""
-    from ptx2sass.encoder.arch import target
+    from ptx2sass.encoder.arch import UnknownArch, target
     from ptx2sass.launch_bounds import ignored_minnctapersm
-    info = target(arch)
+    try:
+        info = target(arch)
+    except UnknownArch:
+        return          # no code generator for it: the back end says so
     for fn in reversed(list(module.entries())):      # ptxas's order: the last entry first
         args = {d.name: d.args for d in fn.directives}
         dims = args.get(".maxntid") or args.get(".reqntid")
@@ -494,17 +572,23 @@ def _warn_unfit_minnctapersm(module, arch: str, report: Reporter) -> None:
 
 def _check_controls_file(path: str | None) -> None:
     """--apply-controls names a file in a format of NVIDIA's own that ptx2sass cannot
-    read: every such file is refused, with ptxas's words for the files ptxas refuses."""
+    read: every such file is refused, with ptxas's words for the files ptxas refuses
+    (one shorter than 16 bytes gets a line of its own first, whatever its bytes)."""
     if path is None:
         return
     try:
         with open(path, "rb") as f:
-            empty = not f.read(1)
+            head = f.read(CONTROLS_PAYLOAD_MIN)
     except OSError:
         raise UsageError(f"File '{path}' could not be opened") from None
-    if empty:
+    if not head:
         raise UsageError(f"Input file '{path}' not in expected format")
+    if len(head) < CONTROLS_PAYLOAD_MIN:
+        sys.stderr.write("Error: Payload is not valid.\n")
     raise UsageError("Invalid compiler controls file")
+
+
+CONTROLS_PAYLOAD_MIN = 16     # bytes (ptxas 13.5.37: 1-15 bytes "Payload is not valid")
 
 
 def _real_arch(arch: str) -> str:
@@ -635,6 +719,8 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
     return {
         "opt_level": cl.get("opt-level", 3),
         "fmad": cl.get("fmad", True),
+        # the cache-operator options (ptx2sass.cache_operators)
+        **{name.replace("-", "_"): cl.get(name) for name in opt.CACHE_OPERATORS},
         "uniform_datapath": cl.get("uniform-datapath", None),     # None: the target's default
         "maxrregcount": maxrregcount.limit if maxrregcount else None,
         "lineinfo": cl.flag("generate-line-info"),
@@ -642,6 +728,10 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "suppress_debug_info": cl.flag("suppress-debug-info"),
         "ptx_text": last_text,   # `.nv_debug_ptx_txt` holds the last input file, as ptxas's does
         "compile_only": cl.flag("compile-only"),
+        "tool_args": tool_arguments(cl.recorded, cl.flag("device-debug")),
+        "errbar_at_exit": cl.flag("make-errors-visible-at-exit"),
+        "tool_object": (os.path.basename(cl.get("output-file", "elf.o"))
+                        if cl.flag("device-debug") else ""),
         "entries": tuple(dict.fromkeys(cl.get("entry") or ())) or None,
         "filename": filename,
         "module": module,    # the checked AST, so the back end need not parse again
@@ -822,18 +912,23 @@ def _entry_names(module) -> list[str]:
             if getattr(item, "kind", None) == ".entry" and getattr(item, "body", None)]
 
 
+def _select_entries(module, names: list[str]) -> None:
+    """--entry in a whole program (ptxas 13.5.37 keeps every function under -c and -g): only
+    the named kernels are compiled, in the order named (the cubin lists them last-named
+    first, as it lists a module's kernels); the functions only the others call go with them."""
+    slots = [i for i, item in enumerate(module.items)
+             if getattr(item, "kind", None) == ".entry" and getattr(item, "body", None)]
+    by_name = {module.items[i].name: module.items[i] for i in slots}
+    chosen = [by_name[n] for n in names if n in by_name]
+    for i, item in zip(slots, chosen):
+        module.items[i] = item
+    dropped = set(slots[len(chosen):])
+    module.items = [item for i, item in enumerate(module.items) if i not in dropped]
+
+
 def _compile(cl: CommandLine, report: Reporter) -> int:
     arch = cl.get("gpu-name", opt.DEFAULT_GPU_NAME)
-    _check_option_conflicts(cl, report)
-    _check_debug_options(cl, report)
-    maxrregcount = _register_limit(cl, arch, report)
-    if cl.get("device-function-maxrregcount") is not None:
-        if cl.flag("compile-only"):       # (checked, otherwise without effect)
-            _register_option(cl, "device-function-maxrregcount", arch, report)
-        else:
-            report.warning("Command line option 'device-function-maxrregcount' not supported "
-                           "for 'whole program compilation', will be ignored")
-    _check_tuning_options(cl, report)
+    maxrregcount = _check_options(cl, arch, report)
     if report.failed:
         return report.fatal(ABORTED)
     modules = _read_inputs(cl, report)
@@ -892,6 +987,9 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
     for name in dict.fromkeys(cl.get("entry") or ()):
         if name not in known and not _is_virtual(arch):
             return report.fatal(f"Unknown function {name}")
+    if cl.get("entry") and not cl.flag("compile-only") and not _targets_debug(module) \
+            and not cl.flag("device-debug"):
+        _select_entries(module, list(dict.fromkeys(cl.get("entry"))))
 
     if cl.flag(DUMP_IR.name):
         from ptx2sass import ir
@@ -953,7 +1051,12 @@ def _compile(cl: CommandLine, report: Reporter) -> int:
         return report.fatal(ABORTED)
 
     if cl.flag("verbose") or cl.flag("verbose2"):
-        for text_line in _verbose_lines(cubin, arch, module, maxrregcount, options, started):
+        lines = _verbose_lines(cubin, arch, module, maxrregcount, options, started)
+        if cl.flag("verbose2"):
+            from ptx2sass.codegen import keeps_functions
+            lines = processing_lines(lines, module, bool(options.get("compile_only"))
+                                     or keeps_functions(module, options)) + lines
+        for text_line in lines:
             if text_line.startswith("    "):
                 report.line(text_line)
             else:
@@ -987,6 +1090,15 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
                                   functions, options.get("frame_report"))
 
 
+def processing_lines(verbose: list[str], module, separate: bool) -> list[str]:
+    """-v2's "Processing" line per function ptxas compiles on its own, in -v's order:
+    every function where they stay out of line (-c, -g), else the entries only."""
+    entries = {f.name for f in module.functions() if f.kind == ".entry"}
+    names = [m.group(1) for m in map(re.compile(r"Function properties for (.+)$").match, verbose)
+             if m]
+    return [f"Processing {n}" for n in names if separate or n in entries]
+
+
 def run(argv: list[str]) -> int:
     """The command without the safety net (tests call main)."""
     if argv[:1] == ["diff"]:
@@ -1013,6 +1125,8 @@ def run(argv: list[str]) -> int:
     if not cl.inputs and not cl.get("input-as-string"):
         sys.stdout.write(help_text())
         return EXIT_OK
+    if cl.get("gpu-name") in opt.UNSUPPORTED_GPU_NAMES:
+        raise UsageError(f"Unsupported gpu architecture '{cl.get('gpu-name')}'")
     return _compile(cl, report)
 
 

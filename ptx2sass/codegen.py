@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ptx2sass import abi, grid_attributes, ir, slow_paths
+from ptx2sass import abi, cache_operators, grid_attributes, ir, slow_paths
 from ptx2sass.encoder.arch import ARCHS, UnknownArch, arch_info, is_virtual_arch
 from ptx2sass.encoder.cubin_builder import (frame_cfa_program, function_cfa_program, preexit_used, reg_reconfig,
                                             sparse_mma_mask)
@@ -53,12 +53,12 @@ from ptx2sass.isel.narrow_products import narrow_unread_high_products
 from ptx2sass.isel.lop3_predicates import fold_lop3_predicates
 from ptx2sass.isel.compare_chains import fold_compare_chains
 from ptx2sass.isel.sink_to_successor import sink_to_successor
-from ptx2sass.isel.errbar_at_exit import errbar_at_exit
+from ptx2sass.isel.errbar_at_exit import ERRBAR_AT_EXIT, errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath, uniform_pools
 from ptx2sass.isel.target_forms import apply_target_forms
 from ptx2sass.f32x2 import lower_f32x2
-from ptx2sass.mma_forms import lower_mma_forms
+from ptx2sass.mma_forms import SPARSE_MMA_SOURCE_BITS, lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
@@ -357,8 +357,10 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     mf = select_function(fn, info, filename, layout, callees, pointers, keep_order=keep_order)
     if not keep_order:
         mf.value_names.clear()         # only -g maps PTX registers to SASS ones
+        if fn.attributes.get(ERRBAR_AT_EXIT):
+            errbar_at_exit(mf, info.cga_errbar, membar=fn.attributes[ERRBAR_AT_EXIT] == "membar")
     else:
-        errbar_at_exit(mf)
+        errbar_at_exit(mf, info.cga_errbar)
     insert_reconvergence(mf, function=not fn.is_entry)
     insert_loop_yields(mf, fn)
     aggregate_warp_atomics(mf)
@@ -824,9 +826,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     from ptx2sass.encoder.cubin_builder import build_cubin
     try:
         info = arch_info(arch)
-    except UnknownArch as e:
-        raise CompileError(str(e)) from None
-    if not info.codegen:
+    except UnknownArch:
+        info = None
+    if info is None or not info.codegen:
         supported = ", ".join(a.name for a in ARCHS.values() if a.codegen)
         raise CompileError(f"code generation for {arch} not supported yet ({supported} only)")
     relocatable = _flag((options or {}).get("compile_only"))
@@ -865,6 +867,11 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                           if not opcodes[fn.name].isdisjoint(DESCRIPTOR_SIZE_SYMBOLS)
                                           for s in descriptor_size_symbols(fn)))
     istypep_used = any("istypep" in found for found in opcodes.values())
+    cache_operators.apply(module, options or {})
+    errbar_exits = _flag((options or {}).get("errbar_at_exit"))
+    if errbar_exits:
+        for fn in module.functions:
+            fn.attributes[ERRBAR_AT_EXIT] = "membar" if relocatable else "errbar"
     if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))
@@ -974,7 +981,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"), info)
                               if fn.is_entry else None,
                               shared_window=code.shared_addresses,
-                              sparse_mma_mask=sparse_mma_mask(code.instructions),
+                              sparse_mma_mask=sparse_mma_mask(code.instructions)
+                              | fn.attributes.get(SPARSE_MMA_SOURCE_BITS, 0),
                               preexit_used=preexit_used(code.instructions),
                               reg_reconfig=reg_reconfig(code.instructions),
                               grid_attributes=fn.attributes.get(grid_attributes.KEY, 0),
@@ -1037,6 +1045,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES
               for c in codes for ins in c.instructions for m in (*ins.modifiers, None))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
+                                    tool_args=(options or {}).get("tool_args"),
+                                    tool_object=(options or {}).get("tool_object") or "",
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     visible=mod_layout.visible, weak=mod_layout.weak,
@@ -1053,6 +1063,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=arch if is_virtual_arch(target) else target,
                                     debug_sections=debug_sections, device_debug=full_debug,
+                                    errbar_at_exit=errbar_exits,
                                     debug_shared=shared_plan.region if shared_plan
                                     else _linked_shared_region(module, kernels) if linked_shared else None,
                                     module_shared=[(v.name, v.size, v.align, False)

@@ -51,6 +51,9 @@ def _source_divergent(ins: ir.Instr, kernel: bool, loads_by_address: bool = Fals
     op = ins.opcode
     if op in WARP_UNIFORM:
         return False
+    if op == "mbarrier" and loads_by_address and ins.space in SHARED_SPACES \
+            and ins.modifiers[:1] in (("test_wait",), ("try_wait",)):
+        return False     # the phase of one object: divergent only through its operands
     if op in ALWAYS_DIVERGENT or op.startswith(("wmma", "tex", "sust", "suld", "atom")):
         return True
     if op in ("ld", "ldu") and loads_by_address and ins.space in SHARED_SPACES:
@@ -204,7 +207,8 @@ def after_divergent_branches(fn: ir.Function, divergent: set[int]) -> set[ir.Blo
 def divergent_values(fn: ir.Function, loads_by_address: bool = False) -> set[int]:
     """Ids of the values that may differ between the lanes of a warp. `loads_by_address`:
     a load from global or shared memory at a uniform address is uniform (as ptxas judges a
-    polling loop's exit, ptx2sass/loop_yield.py), not divergent as for reconvergence."""
+    polling loop's exit, ptx2sass/loop_yield.py), not divergent as for reconvergence; so is
+    an mbarrier wait's result (test_wait, try_wait) on a uniform address and phase."""
     nest = ir_loops(fn)
     idom, loops = nest.idom, nest.bodies()
     blocks = [b for b in fn.blocks if b in idom]

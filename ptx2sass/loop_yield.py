@@ -18,6 +18,9 @@ sm_75 to sm_120):
   (`Target.loop_yield_own_exit == "waits"`) only for a loop with a strong store or whose
   exit depends on what its atomics and strong loads read (it may wait for another thread),
   and an enclosing loop's divergent exit is no divergent region there either;
+* a loop that waits on an mbarrier (`mbarrier.test_wait`, `mbarrier.try_wait`: the phase
+  another thread completes) counts as one with a strong load, whatever the wait's `.sem`
+  (a `.relaxed` test_wait on sm_90 gets one too);
 * loops of `red`, of plain loads and stores, or with only a fence get none, and neither do
   the compare-and-swap loops ptxas makes itself for atomics the hardware lacks (16-bit CAS,
   shared f64 add): hence loops of the IR, not of the machine code.
@@ -41,6 +44,7 @@ CTA_BARRIERS = frozenset({"BAR"})
 _WHOLE_WARP_AFTER_YIELD = WHOLE_WARP | CTA_BARRIERS
 STRONG = ("volatile", "relaxed", "acquire", "release")
 STRONG_ACCESSES = ("ld", "st")
+MBARRIER_WAITS = ("test_wait", "try_wait")
 
 
 def _atomic(ins: ir.Instr) -> bool:
@@ -48,7 +52,12 @@ def _atomic(ins: ir.Instr) -> bool:
 
 
 def _strong(ins: ir.Instr) -> bool:
-    return ins.opcode in STRONG_ACCESSES and any(m in STRONG for m in ins.modifiers)
+    return (ins.opcode in STRONG_ACCESSES and any(m in STRONG for m in ins.modifiers)) or _waits(ins)
+
+
+def _waits(ins: ir.Instr) -> bool:
+    """An mbarrier wait: reads the phase other threads' arrivals complete (a strong load)."""
+    return ins.opcode == "mbarrier" and bool(ins.modifiers) and ins.modifiers[0] in MBARRIER_WAITS
 
 
 def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
@@ -76,11 +85,15 @@ def insert_loop_yields(mf: MFunction, fn: ir.Function) -> int:
             continue
         if regions is None:
             regions = _divergent_regions(fn, idom)
-        if any(h in region for at, region in regions.items()
-               if at not in body and not (own_exit_waits and (at in loop_exits or _guards(region, body, by_id)))):
+        outer = [(at, region) for at, region in regions.items() if at not in body and h in region]
+        if any(not (own_exit_waits and (at in loop_exits or _guards(region, body, by_id)))
+               for at, region in outer):
             chosen.append(h)          # inside another branch's divergent region
             continue
-        exits = [at for at in regions if at in body and any(id(s) not in body for s in by_id[at].succs)]
+        leaving = [at for at in body if len(by_id[at].succs) > 1 and any(id(s) not in body for s in by_id[at].succs)]
+        exits = [at for at in leaving if at in regions]
+        if not exits and any(at not in loop_exits for at, _ in outer):
+            exits = leaving           # a divergent test before the loop is its own exit (sm_90+)
         if not exits:
             continue
         if not own_exit_waits or any(_strong(ins) and ins.opcode == "st" for ins in ops):
@@ -142,7 +155,7 @@ def _selector(b: ir.Block):
 
 def _results_of_accesses(fn: ir.Function, ops: list[ir.Instr]) -> set[int]:
     """Ids of the values computed from what the loop's atomics and strong loads read."""
-    found = {d.id for ins in ops if _atomic(ins) or (_strong(ins) and ins.opcode == "ld") for d in ins.dests}
+    found = {d.id for ins in ops if _atomic(ins) or (_strong(ins) and ins.opcode != "st") for d in ins.dests}
     changed = True
     while changed:
         changed = False

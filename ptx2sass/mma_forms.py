@@ -31,6 +31,20 @@ m8n8k16 s8/u8 where the target has no 8x8 integer tile (sm_100/120): the m16n8k1
 whose upper eight rows are the same A row block and whose C's upper half is 0; D's first two
 registers are the 8x8 result (ptxas 13.5 does the same).
 
+Sparse e4m3/e5m2 m16n8k64 where the target has no fp8 tensor core (sm_90/100, `fp8_mma`
+False), as its ptxas computes it: two f16 sparse m16n8k32 mmas (the fp8 values widened,
+exactly) from zero, then C added per element. Lane = 4g + t; the first mma takes the low
+halves of A's four registers (compressed columns 4t, 4t+1 and 16+4t, 16+4t+1 of rows g,
+g+8: the even chunks of k, k = 8j..8j+3), the second the high halves (k = 8j+4..8j+7), so A
+stays in place. B's f16 fragment in mma h wants rows 8r + 2t + e, i.e. fp8 rows
+16r + 8(t // 2) + 4h + 2(t % 2) + e: half t % 2 of register r of lane 4g + 2(t // 2) + h, its
+own or its neighbour's (one shfl.bfly per register). The metadata: the fp8 form's thread j of
+the quad holds register j's indices (16 two-bit fields, field 4t + byte); the f16 form's
+selector-h threads 2h, 2h + 1 hold those of registers 0-1 and 2-3 (field 2t + element, the
+first register in bits 0-15), so lane thread T takes nibbles h, h + 2, h + 4, h + 6 (h = T // 2)
+of the words of threads 2(T % 2) and 2(T % 2) + 1. The sums are ptxas's: the same products in
+each HMMA, C last (FADD).
+
 sm_75 (no k = 16 HMMA, no m16n8 IMMA; these come from wmma's lowering): f16 m16n8k16 as two
 m16n8k8 (A registers 0-1 and B register 0 first, then A 2-3 and B 1 onto that: the fragments
 of k 0-7 and 8-15), s8/u8 m16n8k16 as two m8n8k16 (A register 0 with C/D registers 0-1, A
@@ -73,9 +87,29 @@ def lowers_sparse(ins: ir.Instr, arch) -> bool:
         and _counts_fit(ins, SPARSE_HALVES[_shape(ins)][1], SPARSE_HALVES[_shape(ins)][1], 4 + 2)
 
 
+FP8_TYPES = ("e4m3", "e5m2")
+# fn.attributes key: EIATTR_SPARSE_MMA_MASK bits of the sparse mmas rewritten here beyond
+# those of the SASS they become: ptxas 13.5.37 writes 0x18 (HMMA.SP's 0x10 and QMMA.SP's
+# 0x08) for the widened sparse fp8 on sm_90/100, whose code has HMMA.SP only
+SPARSE_MMA_SOURCE_BITS = "sparse_mma_source_bits"
+SPARSE_FP8_BIT = 0x08
+
+
+def lowers_sparse_fp8(ins: ir.Instr, arch) -> bool:
+    """Whether `lower_mma_forms` rewrites this sparse e4m3/e5m2 `mma.sp` as two f16 ones."""
+    return ins.opcode == "mma" and ins.guard is None and arch.sparse_mma and not arch.fp8_mma \
+        and any(m.startswith("sp") for m in ins.modifiers) \
+        and not any(m.startswith("kind::") for m in ins.modifiers) \
+        and "row" in ins.modifiers and "col" in ins.modifiers and _shape(ins) == "m16n8k64" \
+        and ins.type == "f32" and len(ins.types) == 3 and ins.types[0] in FP8_TYPES \
+        and ins.types[1] in FP8_TYPES and ins.types[2] == "f32" \
+        and isinstance(ins.srcs[-1], ir.Const) and ins.srcs[-1].value == 0 \
+        and _counts_fit(ins, 4, 4, 4 + 2)
+
+
 def lowers(ins: ir.Instr, arch) -> bool:
     """Whether `lower_mma_forms` rewrites this dense `mma` for `arch`."""
-    if lowers_sparse(ins, arch):
+    if lowers_sparse(ins, arch) or lowers_sparse_fp8(ins, arch):
         return True
     if ins.opcode != "mma" or ins.guard is not None or any(m.startswith("sp") for m in ins.modifiers) \
             or "row" not in ins.modifiers or "col" not in ins.modifiers:
@@ -135,6 +169,8 @@ class _Lowering:
             self.out.append(ins)
         elif lowers_sparse(ins, self.arch):
             self.sparse_nibbles()
+        elif lowers_sparse_fp8(ins, self.arch):
+            self.sparse_fp8()
         elif len(nibble_types(ins)) == 2:
             self.nibbles()
         elif "b1" in ins.modifiers and "xor" in ins.modifiers:
@@ -242,6 +278,71 @@ class _Lowering:
         if saturate:
             for d, ck, pk in zip(ins.dests, c, last):
                 self.out.append(ir.Instr("add", [d], [ck, pk], ("sat",), "s32", line=ins.line))
+
+    # ---- sparse e4m3/e5m2 as f16 ------------------------------------------------------
+    def lane_id(self) -> ir.Value:
+        return self.op("mov", [ir.SpecialReg("%laneid", "u32")], "u32", dest_type="u32")
+
+    def to_f16x2(self, word: ir.Value, fmt: str) -> ir.Value:
+        """The two fp8 values in the low 16 bits of `word` as an f16x2 register (exact)."""
+        h = self.fn.new_value("b16")
+        self.out.append(ir.Instr("cvt", [h], [word], (), "u16", ("u32",), line=self.ins.line))
+        d = self.fn.new_value("b32")
+        self.out.append(ir.Instr("cvt", [d], [h], ("rn",), "f16x2", (fmt + "x2",), line=self.ins.line))
+        return d
+
+    def sparse_fp8(self) -> None:
+        ins = self.ins
+        attrs = self.fn.attributes
+        attrs[SPARSE_MMA_SOURCE_BITS] = attrs.get(SPARSE_MMA_SOURCE_BITS, 0) | SPARSE_FP8_BIT
+        srcs = list(ins.srcs)
+        a, b, c, meta = srcs[:4], srcs[4:8], srcs[8:12], srcs[12]
+        ta, tb = ins.types[0], ins.types[1]
+        lane = self.lane_id()
+        odd = self.op("setp", [self.op("and", [lane, self.const(1)]), self.const(0, "u32")], "u32",
+                      ("ne",), "pred")
+        high = lambda w: self.op("shr", [w, self.const(16, "u32")], "u32")
+        # A: the low (mma 0) or high (mma 1) half of each register, in place
+        a16 = [[self.to_f16x2(w if h == 0 else high(w), ta) for w in a] for h in range(2)]
+        # B: mma 0 takes the even lane's low half, mma 1 the odd lane's high half (each lane
+        # pair's own register or its neighbour's)
+        b16 = [[], []]
+        for w in b:
+            other = self.op("shfl", [w, self.const(1), self.const(0x1F), self.const(0xFFFFFFFF)],
+                            modifiers=("sync", "bfly"))
+            first = self.op("selp", [high(other), w, odd])
+            second = self.op("selp", [high(w), other, odd])
+            b16[0].append(self.to_f16x2(first, tb))
+            b16[1].append(self.to_f16x2(second, tb))
+        # metadata: nibbles h, h + 2, h + 4, h + 6 of the quad's threads 2(t % 2), 2(t % 2) + 1
+        t = self.op("and", [lane, self.const(3)])
+        base = self.op("add", [self.op("and", [lane, self.const(0x1C)]),
+                               self.op("shl", [self.op("and", [t, self.const(1)]), self.const(1, "u32")], "u32")],
+                       "u32")
+        shift = self.op("shl", [self.op("and", [t, self.const(2)]), self.const(1, "u32")], "u32")
+        words = []
+        for k in range(2):
+            src = base if k == 0 else self.op("add", [base, self.const(1, "u32")], "u32")
+            w = self.op("shfl", [meta, src, self.const(0x1F), self.const(0xFFFFFFFF)],
+                        modifiers=("sync", "idx"))
+            x = self.op("and", [self.op("shr", [w, shift], "u32"), self.const(0x0F0F0F0F)])
+            x = self.op("and", [self.op("or", [x, self.op("shr", [x, self.const(4, "u32")], "u32")]),
+                                self.const(0x00FF00FF)])
+            x = self.op("and", [self.op("or", [x, self.op("shr", [x, self.const(8, "u32")], "u32")]),
+                                self.const(0xFFFF)])
+            words.append(x)
+        meta16 = self.op("or", [words[0], self.op("shl", [words[1], self.const(16, "u32")], "u32")])
+        mods = (next(m for m in ins.modifiers if m.startswith("sp")), "sync", "aligned", "m16n8k32",
+                "row", "col")
+        zero = ir.Const(0, "f32")
+        acc = [zero] * 4
+        for h in range(2):
+            dests = [self.fn.new_value("f32") for _ in range(4)]
+            self.out.append(ir.Instr("mma", dests, a16[h] + b16[h] + acc + [meta16, self.const(h)],
+                                     mods, "f32", ("f16", "f16", "f32"), line=ins.line))
+            acc = dests
+        for d, ck, pk in zip(ins.dests, c, acc):
+            self.out.append(ir.Instr("add", [d], [ck, pk], ("rn",), "f32", line=ins.line))
 
     # ---- b1 xor -------------------------------------------------------------------------
     def b1_operands(self) -> tuple[str, list, list, list]:

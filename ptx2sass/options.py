@@ -74,6 +74,9 @@ def _gpu_names() -> tuple[str, ...]:
 
 GPU_NAMES = _gpu_names()
 DEFAULT_GPU_NAME = "sm_75"
+# Listed among --gpu-name's values, but refused once there is something to compile
+# ("Unsupported gpu architecture"): the architecture-specific LTO targets.
+UNSUPPORTED_GPU_NAMES = tuple(n for n in GPU_NAMES if n.startswith("lto_") and n.endswith("a"))
 
 OPTIONS: tuple[Option, ...] = (
     Option("Ofast-compile", "Ofc", STRING,
@@ -92,9 +95,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("compiler-annotations", "annotate", FLAG,
            "Record compiler-internal notes in the output.", effect=ACCEPTED),
     Option("def-load-cache", "dlcm", STRING,
-           "Cache operator for global/generic loads that name none.", effect=ACCEPTED),
+           "Cache operator for global/generic loads that name none.", effect=USED),
     Option("def-store-cache", "dscm", STRING,
-           "Cache operator for global/generic stores that name none.", effect=ACCEPTED),
+           "Cache operator for global/generic stores that name none.", effect=USED),
     Option("device-debug", "g", FLAG, "Emit debug information for the device code."),
     Option("device-function-maxrregcount", "func-maxrregcount", STRING,
            "With -c: register budget for non-entry functions (overrides -maxrregcount "
@@ -119,9 +122,9 @@ OPTIONS: tuple[Option, ...] = (
            "Allow (true) or forbid (false) contracting a multiply and an add into one "
            "fused multiply-add.", "<true|false>", default="true"),
     Option("force-load-cache", "flcm", STRING,
-           "Cache operator forced on every global/generic load.", effect=ACCEPTED),
+           "Cache operator forced on every global/generic load.", effect=USED),
     Option("force-store-cache", "fscm", STRING,
-           "Cache operator forced on every global/generic store.", effect=ACCEPTED),
+           "Cache operator forced on every global/generic store.", effect=USED),
     Option("g-tensor-memory-access-check", "g-tmem-access-check", FLAG,
            "Check tcgen05 tensor-memory accesses (on by default with -g).", effect=ACCEPTED),
     Option("generate-line-info", "lineinfo", FLAG,
@@ -149,7 +152,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("machine", "m", NUMBER, "Host address width; only 64 exists.", "<bits>",
            values=("64",), default="64", glued=True),
     Option("make-errors-visible-at-exit", "make-errors-visible-at-exit", FLAG,
-           "Add code at exits so that memory faults surface there.", effect=ACCEPTED),
+           "Add code at exits so that memory faults surface there.", effect=USED),
     Option("maxntid", "maxntid", LIST,
            "Assumed block size limit for entries without .maxntid (ignored with "
            "-maxrregcount).", "<Comma separated list of numbers>,...", effect=USED),
@@ -237,6 +240,7 @@ CACHE_OPERATORS = {"def-load-cache": ("ca", "cg", "cs", "lu", "cv"),
 FAST_COMPILE_LEVELS = ("max", "mid", "min", "0")
 REGISTER_USAGE_LEVELS = range(0, 11)
 MIN_REGISTERS = 24        # ptxas raises a smaller -maxrregcount to this, for every sm_7x+
+LTO_MIN_REGISTERS = 16    # ... and to this for an lto_ target (where any other number is "too big")
 ARCHMIN_REGISTERS = 32    # what `-maxrregcount archmin` means to ptxas 13.5 (sm_75..sm_120)
 
 # What --list-arch and --list-version print (ptxas 13.5's lists, in its order).

@@ -299,7 +299,7 @@ def assign_controls(slots: list[Slot], lat: LatencyModel | None = None,
                 if not lat.read_at_issue(ins, r):
                     late_fixed[r] = max(t, need) + window
                     late_fixed_sb.pop(r, None)
-        uniform_late = ins.opcode in lat.UNIFORM_LATE_READERS
+        uniform_late = lat.uniform_late_reader(ins)
         if (ins.opcode in lat.LATE_SOURCE_READS or lat.UNIFORM_READ_AT_ISSUE) and not uniform_late:
             # a load that reads its address registers (not its uniform ones) after issue
             reg_reads = [r for r in reg_reads if r[0] == "R"]

@@ -20,7 +20,7 @@ import heapq
 
 from ptx2sass.encoder.model import Mem, Reg
 from ptx2sass.sched.latency import LatencyModel, model as latency_model
-from ptx2sass.sched.memory_order import LOADS, MemoryOrder, access_size, ranged, read_only_load
+from ptx2sass.sched.memory_order import LOADS, MemoryOrder, access_size, ranged, read_only_load, strong_store
 
 # Global loads count FAR_LOAD cycles (the pre-scheduler's: an L2 hit) in the critical path,
 # not the table's L1 hit (35): with 35, a reduction's add chain outranked every load further
@@ -58,9 +58,9 @@ _SPACES = {"LDG": ("global",), "STG": ("global",), "LDGMC": ("global",), "LDS": 
            "LD": ("global", "shared", "local"), "ST": ("global", "shared", "local"),
            "ATOMS": ("shared",), "ATOMG": ("global",), "RED": ("global",), "REDG": ("global",),
            "ATOM": ("global", "shared", "local"),
-           # sched.pre_schedule moves BAR.SYNC and the warp's votes, shuffles and reductions ("warp")
+           # sched.pre_schedule moves BAR.SYNC and the warp's votes, shuffles, matches and reductions ("warp")
            "BAR": ("global", "shared", "local", "const", "warp"), "VOTE": ("warp",), "SHFL": ("warp",),
-           "REDUX": ("warp",)}
+           "REDUX": ("warp",), "MATCH": ("warp",)}
 _EVERY_SPACE = ("global", "shared", "local", "const")
 
 
@@ -173,7 +173,8 @@ def dependences(instrs: list, footprints: list[tuple], latency, overwrite=None) 
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             rng = address_range(ins, last_write)
             for i in order.before(j, spaces, rng, ins.opcode in LOADS, False,
-                                  read_only=READ_ONLY_PASS and read_only_load(ins.opcode, ins.modifiers)):
+                                  read_only=READ_ONLY_PASS and read_only_load(ins.opcode, ins.modifiers),
+                                  strong=strong_store(ins.opcode, ins.modifiers)):
                 edge(i, j, 1)
         for r in reads:
             if r in FIXED_REGISTERS or r not in last_write:

@@ -14,6 +14,11 @@ MMIO accesses, atomics, barriers and collectives have no range and keep every or
 A read-only load (`ld.global.nc`, LDG.CONSTANT: the bytes stay unwritten for the kernel's
 whole run) needs no order after any earlier store, atomic or arrival, only after loads
 (float_asm's restrict-const halfword loads waited behind its first result's stores).
+A strong store (`.relaxed`, `.volatile`, or a cache operator ptxas writes as one: STRONG.SM
+for `.wb`, .GPU for `.cg`, .SYS for `.wt`; not MMIO) needs no order after an earlier plain
+store whose bytes it cannot overlap (a weak store orders nothing for other threads); ptxas
+issues those before the plain store of a loaded sum (intrinsics_misc k_ldcv, SM 1.33x).
+Strong accesses keep their order among themselves and with every other access.
 """
 from __future__ import annotations
 
@@ -22,6 +27,17 @@ RANGED = frozenset({"LDS", "STS", "LDG", "STG", "LDL", "STL", "LD", "ST"})
 LOADS = frozenset({"LDS", "LDG", "LDL", "LD", "LDC", "LDGMC"})
 _SIZES = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
 _SINGLE = ("STRONG", "MMIO", "ARRIVE")
+
+
+STORES = frozenset({"STS", "STG", "STL", "ST"})
+STRONG_STORES_PASS = True       # False: strong stores keep every order they had (A/B runs)
+
+
+def strong_store(opcode: str, modifiers) -> bool:
+    """A strong (not MMIO) store of one address: ordered after earlier plain stores only
+    where their bytes may overlap."""
+    return (STRONG_STORES_PASS and opcode in STORES and "STRONG" in modifiers
+            and not any(m in ("MMIO", "ARRIVE") for m in modifiers))
 
 
 def read_only_load(opcode: str, modifiers) -> bool:
@@ -39,7 +55,7 @@ def access_size(modifiers) -> int:
 
 def ranged(opcode: str, modifiers) -> bool:
     """Whether an access may be disambiguated by its address at all."""
-    return opcode in RANGED and not any(m in _SINGLE for m in modifiers)
+    return (opcode in RANGED and not any(m in _SINGLE for m in modifiers)) or strong_store(opcode, modifiers)
 
 
 def disjoint(a, b) -> bool:
@@ -58,13 +74,15 @@ class MemoryOrder:
 
     def __init__(self) -> None:
         self.history: dict[str, list[int]] = {}
-        self.info: dict[int, tuple] = {}        # index -> (range, is load, passing, total spaces)
+        self.info: dict[int, tuple] = {}        # index -> (range, is load, passing, total spaces, strong)
         self.ancestors: dict[int, int] = {}     # index -> bit set of memory accesses before it
 
     def before(self, j: int, spaces, rng, load: bool, passing: bool, passable: bool | None = None,
-               read_only: bool = False) -> set[int]:
+               read_only: bool = False, strong: bool = False) -> set[int]:
         """`passable`: whether a later `passing` access may pass this one (default: `passing`);
-        `read_only`: a read-only load, which passes every earlier access but loads."""
+        `read_only`: a read-only load, which passes every earlier access but loads; `strong`:
+        a strong store (`strong_store`), which passes earlier plain stores it cannot overlap
+        and is passed by nothing on its range."""
         preds: set[int] = set()
         covered = 0
         total = set()
@@ -73,11 +91,12 @@ class MemoryOrder:
             for i in reversed(self.history.get(sp, ())):
                 if (covered >> i) & 1:
                     continue
-                ri, li, pi, ti = self.info[i]
+                ri, li, pi, ti, si = self.info[i]
                 if passing and pi:
                     whole = False
                     continue
-                if (load != li and disjoint(rng, ri)) or (read_only and not li):
+                if (load != li and not strong and not si and disjoint(rng, ri)) or (read_only and not li) \
+                        or (strong and not si and not li and disjoint(rng, ri)):
                     whole = False
                     continue
                 preds.add(i)
@@ -87,6 +106,6 @@ class MemoryOrder:
             if whole:
                 total.add(sp)
             self.history.setdefault(sp, []).append(j)
-        self.info[j] = (rng, load, passing if passable is None else passable, frozenset(total))
+        self.info[j] = (rng, load, passing if passable is None else passable, frozenset(total), strong)
         self.ancestors[j] = covered
         return preds

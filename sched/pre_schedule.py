@@ -48,12 +48,12 @@ from ptx2sass.regalloc.liveness import UNIT_BITS, fresh_writes, liveness, unit_l
 from ptx2sass.sched.latency import LatencyModel, model as latency_model, model_for
 from ptx2sass.sched.list_schedule import FAR_LOAD, FAR_LOADS, MEMORY, PURE, issue_order, memory_spaces
 from ptx2sass.sched import list_schedule
-from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged, read_only_load
+from ptx2sass.sched.memory_order import MemoryOrder, access_size, ranged, read_only_load, strong_store
 
 # A loop's YIELD (ptx2sass.loop_yield) reads and writes nothing: it goes where the
 # latency order has a free slot, not next to the loop's branch (both on the branch unit).
 YIELD = "YIELD"
-COLLECTIVES = frozenset({"VOTE", "SHFL", "REDUX"})
+COLLECTIVES = frozenset({"VOTE", "SHFL", "REDUX", "MATCH"})
 PASSING_COLLECTIVES = frozenset({"SHFL", "REDUX"})   # these pass each other (see _dependences)
 PRESSURE_LIMIT = 64          # 32-bit registers live at once that scheduling may reach
 PREDICATE_LIMIT = 6          # predicates (P0-P6; beyond, the allocator recomputes compares)
@@ -151,7 +151,37 @@ def _movable(ins: MInstr) -> bool:
                    for op in ins.operands)
     return (ins.opcode in PURE or ins.opcode in MEMORY or ins.opcode in (COPY, IMPLICIT_DEF, YIELD)
             or _block_barrier(ins) or _collective(ins) or _uniform_constant_load(ins)
-            or _uniform_arithmetic(ins))
+            or _uniform_arithmetic(ins) or _warp_sync(ins))
+
+
+# A plain WARPSYNC moves (`_warp_sync`); False: every WARPSYNC ends a region (A/B runs)
+WARPSYNC_MOVES = True
+
+
+def _warp_sync(ins: MInstr) -> bool:
+    """A plain `WARPSYNC mask` (not .EXCLUSIVE, whose groups run what follows apart): the
+    lanes of the mask meet there. Only what does not depend on which lanes run together
+    passes it (`_lane_neutral`: vector arithmetic, read-only loads); everything else keeps
+    its side (match_any_aggregate's second `ld.global.nc` waited behind the WARPSYNC of the
+    `match.any.sync` before it; ptxas issues both loads first). One that joins the groups
+    of a `WARPSYNC.EXCLUSIVE` stays put (`_movables`): what passed it would run once a group."""
+    return WARPSYNC_MOVES and ins.opcode == "WARPSYNC" and not ins.modifiers and ins.guard is None \
+        and ins.ndefs == 0
+
+
+def _movables(instrs: list[MInstr]) -> list[bool]:
+    """`_movable` of each instruction of a block, but for a plain WARPSYNC after a
+    WARPSYNC.EXCLUSIVE (with no plain one between): the join of its groups."""
+    out = []
+    exclusive = False
+    for ins in instrs:
+        if ins.opcode == "WARPSYNC":
+            joins = exclusive and not ins.modifiers
+            exclusive = "EXCLUSIVE" in ins.modifiers or (exclusive and not joins)
+            out.append(not joins and _movable(ins))
+            continue
+        out.append(_movable(ins))
+    return out
 
 
 def _uniform_arithmetic(ins: MInstr) -> bool:
@@ -175,6 +205,16 @@ def _collective(ins: MInstr) -> bool:
     does); votes keep their order among themselves and with shuffles and REDUXes (their own
     "warp" space), which pass each other (`_dependences`)."""
     return ins.opcode in COLLECTIVES and ins.guard is None
+
+
+def _lane_neutral(ins: MInstr, reads, writes, vfile: dict[int, str]) -> bool:
+    """Whether an instruction computes the same in each lane whichever lanes run it with
+    it: vector arithmetic (R and P registers only) and loads of never-written bytes."""
+    if read_only_load(ins.opcode, ins.modifiers):
+        return True
+    if not (ins.opcode in PURE or ins.opcode in (COPY, IMPLICIT_DEF) or ins.opcode in ("S2R",)):
+        return False
+    return all((vfile.get(r, "R") if isinstance(r, int) else r[0]) in ("R", "P") for r in (*reads, *writes))
 
 
 def _block_barrier(ins: MInstr) -> bool:
@@ -246,6 +286,8 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
     reads_since: dict = {}
     order = MemoryOrder()
     fed = [False] * n               # reads a value a load of the region wrote (through others)
+    sensitive: list[int] = []       # instructions not lane-neutral since the last WARPSYNC
+    last_sync = None
 
     def edge(a: int, b: int, latency: int) -> None:
         succs[a].append((b, latency))
@@ -256,13 +298,23 @@ def _dependences(region: list[MInstr], vfile: dict[int, str], loads_pass: bool, 
         if loads_pass == "fed":
             fed[j] = any(r in last_write and (region[last_write[r]].opcode in LOADS or fed[last_write[r]])
                          for r in reads)
+        if _warp_sync(ins):
+            for i in sensitive:
+                edge(i, j, 1)
+            sensitive = []
+            last_sync = j
+        elif not _lane_neutral(ins, reads, writes, vfile):
+            if last_sync is not None:
+                edge(last_sync, j, 1)
+            sensitive.append(j)
         if ins.opcode in MEMORY or _block_barrier(ins) or _collective(ins):
             spaces = memory_spaces(ins.opcode, ins.modifiers)
             passing = (bool(loads_pass) and _plain_load(ins)) or ins.opcode in PASSING_COLLECTIVES
             passable = passing and (loads_pass != "fed" or fed[j] or not _plain_load(ins))
             for i in order.before(j, spaces, _address_range(ins, last_write), ins.opcode in LOADS, passing,
                                   passable, read_only=list_schedule.READ_ONLY_PASS
-                                  and read_only_load(ins.opcode, ins.modifiers)):
+                                  and read_only_load(ins.opcode, ins.modifiers),
+                                  strong=strong_store(ins.opcode, ins.modifiers)):
                 edge(i, j, 1)
         for r in reads:
             if r in last_write:
@@ -992,8 +1044,8 @@ def _reorderable(instrs: list[MInstr]) -> bool:
     """Has the block a movable region of two or more instructions? Without one, every
     schedule below gives the block back as it is."""
     run = 0
-    for ins in instrs:
-        run = run + 1 if _movable(ins) else 0
+    for movable in _movables(instrs):
+        run = run + 1 if movable else 0
         if run > 1:
             return True
     return False
@@ -1004,8 +1056,9 @@ def _live_at_region_bounds(instrs: list[MInstr], live_out: set[int]) -> dict[int
     asks about: where a movable region starts, and just past where one ends. (A copy for
     every instruction costs the square of a long block's length.)"""
     bounds = {len(instrs)}
-    for k, ins in enumerate(instrs):
-        if not _movable(ins) or k == 0 or not _movable(instrs[k - 1]):
+    movable = _movables(instrs)
+    for k in range(len(instrs)):
+        if not movable[k] or k == 0 or not movable[k - 1]:
             bounds.add(k)
     live = set(live_out)
     out = {len(instrs): set(live)}
@@ -1023,8 +1076,9 @@ def _reorder_block(instrs: list[MInstr], live_before: dict[int, set[int]], sched
     out: list[MInstr] = []
     region: list[MInstr] = []
     start = 0
+    movable = _movables(instrs)
     for k, ins in enumerate(instrs):
-        if _movable(ins):
+        if movable[k]:
             if not region:
                 start = k
             region.append(ins)

@@ -101,6 +101,7 @@ def test_bmsk(mode):
     ours, theirs, data = run_both(f"bmsk.{mode}.b32 %o, %a0, %a1;", 32, 2, 32, values=values)
     want = np.array([_bmsk(int(p) & 0xFFFFFFFF, int(w) & 0xFFFFFFFF, mode == "wrap")
                      for p, w in zip(data[0::2], data[1::2])], dtype=np.uint32)
-    sure = ((data[0::2] < 256) & (data[1::2] < 256)) | (mode == "wrap")   # as for szext
+    # clamp compares the whole register with 32 (the PTX manual; an H200 in GPU run 27, fuzz
+    # 9500790: a width of 0x111 gave every bit above the position): checked at every value
     assert (ours == theirs).all()
-    assert (theirs[sure] == want[sure]).all()
+    assert (theirs == want).all()

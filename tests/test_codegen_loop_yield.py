@@ -133,6 +133,30 @@ def grid_stride(op: str, bar: str = "bar.sync 0;") -> str:
 
 
 
+# An mbarrier in shared memory that lanes {guard} (set %p2) skip polling in LOOP ({poll},
+# which branches back to LOOP until done); everyone stores its %tid.x after.
+_GUARDED_POLL = """.visible .entry k(.param .u64 out, .param .u32 n)
+{
+.reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<4>;
+.shared .align 8 .b64 bar;
+ld.param.u64 %rd1, [out];
+ld.param.u32 %r4, [n];
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, bar;
+{guard}
+@%p2 bra DONE;
+LOOP:
+{poll}
+DONE:
+st.global.u32 [%rd1], %r1;
+ret;
+}"""
+
+
+def _guarded_poll(poll: str, guard: str = "setp.lt.u32 %p2, %r1, 32;") -> str:
+    return _GUARDED_POLL.replace("{guard}", guard).replace("{poll}", poll)
+
+
 KERNELS = {
     "spin_lock": """.visible .entry k(.param .u64 lock, .param .u64 data)
 {
@@ -217,6 +241,17 @@ ret;
     # rotated loop is the loop's own exit before the first trip; sm_90: none (GPU runs 25-26)
     "grid_stride_shared_histogram": grid_stride("atom.shared.add.u32 %r17, [%r16], 1;"),
     "grid_stride_volatile_store": grid_stride("st.volatile.shared.u32 [%r16], %r20;"),
+    # mbarrier waits poll a phase other threads complete: one behind a divergent branch
+    # yields (both archs), a warp-uniform one does not; a divergent test that only guards a
+    # polling loop is its own exit, and on sm_90 that loop yields (its exit reads the poll)
+    "mbarrier_wait_divergent": _guarded_poll("mbarrier.test_wait.parity.shared.b64 %p3, [%r2], 0;\n"
+                                             "@!%p3 bra LOOP;"),
+    "mbarrier_wait_uniform": _guarded_poll("mbarrier.test_wait.parity.shared.b64 %p3, [%r2], 0;\n"
+                                           "@!%p3 bra LOOP;", guard="setp.lt.u32 %p2, %r4, 32;"),
+    "guarded_volatile_poll": _guarded_poll("ld.volatile.global.u32 %r3, [%rd1+16];\n"
+                                           "setp.eq.u32 %p3, %r3, 0;\n@%p3 bra LOOP;"),
+    "guarded_acquire_poll": _guarded_poll("ld.acquire.gpu.global.u32 %r3, [%rd1+16];\n"
+                                          "setp.eq.u32 %p3, %r3, 0;\n@%p3 bra LOOP;"),
     "cas16": """.visible .entry k(.param .u64 p)
 {
 .reg .u64 %rd<3>; .reg .b16 %h<4>;
@@ -237,6 +272,27 @@ def test_yields_where_ptxas_puts_them(name, arch):
     assert theirs.ok, theirs.stderr
     count = lambda cubin: len(re.findall(r"\bYIELD\b", oracle.nvdisasm(cubin)))   # noqa: E731
     assert count(codegen.compile_ptx(ptx, arch)) == count(theirs.output)
+
+
+# sm_90 only: try_wait, and a test_wait with `.relaxed` (PTX 8.6): ptxas yields whatever
+# the wait's semantics
+SM90_KERNELS = {
+    "mbarrier_try_wait_divergent": _guarded_poll("mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], 0;\n"
+                                                 "@!%p3 bra LOOP;"),
+    "mbarrier_relaxed_wait_divergent": _guarded_poll(
+        "mbarrier.test_wait.parity.relaxed.cta.shared::cta.b64 %p3, [%r2], 0;\n@!%p3 bra LOOP;"),
+    "mbarrier_try_wait_uniform": _guarded_poll("mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], 0;\n"
+                                               "@!%p3 bra LOOP;", guard="setp.lt.u32 %p2, %r4, 32;"),
+}
+
+
+@pytest.mark.parametrize("name", SM90_KERNELS)
+def test_sm90_mbarrier_waits_yield_where_ptxas_does(name):
+    ptx = ".version 8.6\n.target sm_90\n.address_size 64\n" + SM90_KERNELS[name]
+    theirs = oracle.ptxas(ptx, "sm_90")
+    assert theirs.ok, theirs.stderr
+    count = lambda cubin: len(re.findall(r"\bYIELD\b", oracle.nvdisasm(cubin)))   # noqa: E731
+    assert count(codegen.compile_ptx(ptx, "sm_90")) == count(theirs.output)
 
 
 BARRIERS = {"bar.sync": "bar.sync 0;", "bar.arrive": "bar.arrive 1, 64;",

@@ -318,21 +318,58 @@ def test_sub_byte_satfinite_beyond_sm89(arch, shape, a, b):
     assert (want == 2 ** 31 - 1).any()
 
 
-@pytest.mark.parametrize("arch,shape,a", [("sm_90", "m16n8k64", "e4m3"), ("sm_100", "m16n8k64", "e5m2")])
-def test_routines_ptxas_calls_stay_refused(arch, shape, a):
-    """sm_90/100's sparse fp8: ptxas widens to f16 and re-lays the metadata (SHFL/LOP3, on
-    sm_100 a `__cuda_sm_10x_hmma_mdata_m16n8k32` call) for two HMMA.SP.16832.F32: not
-    generated, refused at the line."""
-    n_a, n_b, _ = FORMS[(shape, a)]
-    ptx = _kernel(arch, shape, a, a, 0, n_a, n_b, "sp::ordered_metadata")
-    assert oracle.ptxas(ptx, arch=arch).ok
+# sm_90/100 (branch isa35): no fp8 tensor core; ptxas widens the fp8 values to f16 and runs
+# two HMMA.SP.16832.F32 from zero (A's low halves, then the high ones), B and the metadata
+# re-laid with SHFLs (on sm_100 through a `__cuda_sm_10x_hmma_mdata_m16n8k32` call), C added
+# last; ours the same sums (ptx2sass/mma_forms.py, sparse_fp8): the same D bit for bit
+FP8_WIDENED = [("sm_90", "e4m3", "e4m3"), ("sm_90", "e5m2", "e4m3"), ("sm_90", "e4m3", "e5m2"),
+               ("sm_90", "e5m2", "e5m2"), ("sm_100", "e4m3", "e4m3"), ("sm_100", "e5m2", "e5m2"),
+               ("sm_100", "e4m3", "e5m2")]
+
+
+@pytest.mark.parametrize("variant", ["sp", "sp::ordered_metadata"])
+@pytest.mark.parametrize("arch,a,b", FP8_WIDENED)
+def test_fp8_values_without_fp8_tensor_cores(arch, a, b, variant):
+    """D of ours (two f16 sparse mmas) = D of ptxas's cubin = NumPy's."""
+    ptx = _kernel(arch, "m16n8k64", a, b, 0, 4, 4, variant)
+    words, want = _case("m16n8k64", a, b, 0, np.random.default_rng(sum(map(ord, arch + a + b))))
+    ours, theirs = _run_both(arch, ptx, words)
+    assert (ours == theirs).all()
+    assert (_d(ours, False) == want).all()
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_fp8_rounding_is_ptxas_split(arch):
+    """Values whose sums round: ours = ptxas's bit for bit (the same products in each of the
+    two HMMAs, C added last), on random fp8 codes of any exponent and C of any f32 size."""
+    ptx = _kernel(arch, "m16n8k64", "e4m3", "e5m2", 0, 4, 4, "sp::ordered_metadata")
+    rng = np.random.default_rng(35)
+    for _ in range(3):
+        words, _ = _case("m16n8k64", "e4m3", "e5m2", 0, rng)
+        codes = rng.integers(0, 256, size=(32, 8, 4), dtype=np.uint32)
+        codes[:, :4] = np.where(codes[:, :4] & 0x7F == 0x7F, codes[:, :4] ^ 1, codes[:, :4])  # no e4m3 NaN
+        codes[:, 4:] = np.where(codes[:, 4:] & 0x7C == 0x7C, codes[:, 4:] ^ 0x40, codes[:, 4:])  # no e5m2 inf/NaN
+        words[:, 0:8] = (codes << np.array([0, 8, 16, 24], dtype=np.uint32)).sum(axis=2, dtype=np.uint32)
+        words[:, 8:12] = (rng.standard_normal((32, 4)) * 10.0 ** rng.integers(-3, 4, size=(32, 4))).astype(np.float32).view(np.uint32)
+        ours, theirs = _run_both(arch, ptx, words)
+        assert np.isfinite(ours.view(np.float32)).all()
+        assert (ours == theirs).all()
+
+
+def test_fp8_guarded_stays_refused():
+    """A guarded sparse fp8 mma on sm_90 (ptxas takes it): not generated, refused at the line."""
+    ptx = _kernel("sm_90", "m16n8k64", "e4m3", "e4m3", 0, 4, 4, "sp::ordered_metadata")
+    ptx = ptx.replace("    mma.sp", "    setp.ne.u32 %p1, %r30, 3;\n    @%p1 mma.sp").replace(
+        ".reg .b32 %r<40>;", ".reg .b32 %r<40>; .reg .pred %p<2>;")
+    assert oracle.ptxas(ptx, arch="sm_90").ok
     with pytest.raises(CompileError, match="not supported yet"):
-        codegen.compile_ptx(ptx, arch, "k.ptx")
+        codegen.compile_ptx(ptx, "sm_90", "k.ptx")
 
 
 @pytest.mark.parametrize("arch,shape,a,b", [("sm_90", "m16n8k8", "tf32", "tf32"), ("sm_100", "m16n8k16", "tf32", "tf32"),
                                           ("sm_120", "m16n8k64", "e4m3", "e5m2"), ("sm_90", "m16n8k64", "s4", "u4"),
-                                          ("sm_120", "m16n8k128", "u4", "u4")])
+                                          ("sm_120", "m16n8k128", "u4", "u4"), ("sm_90", "m16n8k64", "e4m3", "e5m2"),
+                                          ("sm_100", "m16n8k64", "e5m2", "e4m3")])
 def test_sparse_mma_mask(arch, shape, a, b):
     """nv.info's EIATTR_SPARSE_MMA_MASK (sm_90+) = ptxas's: 0x10 for HMMA.SP tf32, 0x08 for
     sm_120's QMMA.SP, 0x20 for the IMMA.SP of sparse s4/u4 there (ptxas's routine's too)."""

@@ -23,8 +23,11 @@ def _manual(t, a, b, c):
     return ((c << 2 * width) | (sa << width) | sb) & 0xFFFFFFFF
 
 
+@pytest.mark.parametrize("arch", ["sm_89", "sm_75"])
 @pytest.mark.parametrize("t", list(RANGES))
-def test_cvt_pack_sat_matches_ptxas_and_the_manual(t):
+def test_cvt_pack_sat_matches_ptxas_and_the_manual(t, arch):
+    """(sm_75: the 2-bit I2IP.S2/.U2 forms were missing from the turing table, an internal
+    error; branch isa35 probed them from tools/isa_seeds/cvt_pack_2bit_sm75.words.)"""
     import ptx2sass
     from ptx2sass import oracle
     from ptx2sass.emu.launch import run
@@ -32,10 +35,10 @@ def test_cvt_pack_sat_matches_ptxas_and_the_manual(t):
         body, n = f"cvt.pack.sat.{t}.s32 %o, %a0, %a1;", 2
     else:
         body, n = f"cvt.pack.sat.{t}.s32.b32 %o, %a0, %a1, %a2;", 3
-    src = kernel(body, 32, n, 32, version="8.5")
+    src = kernel(body, 32, n, 32, version="8.5", target=arch)
     vals = inputs(32, n)
     outs = []
-    for cubin in (ptx2sass.compile(src), oracle.ptxas(src).output):
+    for cubin in (ptx2sass.compile(src, arch=arch), oracle.ptxas(src, arch=arch).output):
         out = np.zeros(64, np.uint32)
         res = run(cubin, "k", 1, 64, [out, vals])
         assert res.hazards == []

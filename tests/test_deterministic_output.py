@@ -42,7 +42,9 @@ print(json.dumps(out))
 
 def _start(jobs, seed: str, shift: int, tmp):
     env = {**os.environ, "PYTHONHASHSEED": seed, "SHIFT": str(shift)}
-    mine = [(p, extra, str(tmp / f"{seed}-{k}.cubin")) for k, (p, extra) in enumerate(jobs)]
+    # (each process its own folder, the same file names: -g records the output's name)
+    (tmp / seed).mkdir()
+    mine = [(p, extra, str(tmp / seed / f"{k}.cubin")) for k, (p, extra) in enumerate(jobs)]
     return subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(mine)], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

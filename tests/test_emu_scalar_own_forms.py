@@ -70,6 +70,29 @@ def test_fp64_idp_frnd_kernels_run_without_a_machine(monkeypatch):
     assert made == []
 
 
+# Under the hazard checker (scalar.run_traced) the forms whose reads and writes are recorded
+# as their handlers record them (tests/test_emu_scalar_traced.py compares the checker's calls)
+TRACED_KERNELS = ("brev", "activemask", "cvt_rni", "cvt_rzi", "cvt_s32_f32", "cvt_rni_u16_f32", "div_ftz",
+                  "div_noftz", "sin", "cos", "call_rnd", "dp4a", "dp2a", "uint_to_fp_bf16",
+                  # (sources read again as their handlers do: DFMA, DMUL, F2F, IMAD.HI; PRMT's selector
+                  # before b; IMAD's carry in first; the uniform forms)
+                  "rcp_f64", "rsqrt", "cvt_f64_f32", "mul_hi", "rem", "prmt_signext", "prmt_slow", "cvt_s16_s8",
+                  "const_ident", "vshr_clamp", "param_is_addressable")
+
+
+@pytest.mark.skipif(not _zluda(TRACED_KERNELS), reason="no ZLUDA corpus")
+def test_kernels_run_under_the_checker_without_a_machine(monkeypatch):
+    made = _machines(monkeypatch)
+    programs = _zluda(TRACED_KERNELS)
+    assert {e["name"] for e, _ in programs} == set(TRACED_KERNELS)
+    for entry, program in programs:
+        for _ in range(3):
+            outcome = testing.run_zluda(entry, hazard_check=True, program=program)
+            assert outcome.passed, (entry["name"], outcome.reason)
+            assert outcome.result.hazards == [], entry["name"]
+    assert made == []
+
+
 # A constant table whose loads need the width and the extension right: ptxas reads it with
 # LDC.U16 / LDC.S8 / LDC.U8 (and the 32/64-bit words as constant operands).
 TABLE = bytes([0x01, 0x80, 0xFF, 0x7F, 0x34, 0x92, 0xFE, 0xFF, 0x78, 0x56, 0x34, 0x92, 0xEF, 0xCD, 0xAB, 0x89])

@@ -145,3 +145,14 @@ def test_redux_f32_only_where_ptxas_takes_it(arch, has):
     """ptxas 13.5 refuses `redux.sync.min.f32` on sm_110a/120a/121a: a held-out sm_120a run
     (seeds 44,200,000-199) had 48 of 200 programs invalid for it."""
     assert ("reduxf" in newarch.groups_on(arch)) == has
+
+
+@pytest.mark.parametrize("seed", [9500435, 9500547, 9500692])
+def test_sparse_programs_launch_whole_warps(seed):
+    """mma.sp is `.sync.aligned`: a CTA of 17 threads left it undefined, and the H200 gave
+    ptxas's cubin and ours different bits (GPU run 27). A program with the `sparse` group
+    launches whole warps, as one with `mma`, `warp` or `stmatrix` does."""
+    from ptx2sass.fuzz.campaign import Options, make_program
+    prog = make_program(seed, Options(arch="sm_90", exclude=["texture"]))
+    assert "sparse" in prog.features
+    assert prog.threads_per_block % 32 == 0, prog.block

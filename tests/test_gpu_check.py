@@ -667,3 +667,29 @@ def test_wgmma_corpus_is_prepared_for_sm90a_only_in_an_sm90_bundle(tmp_path):
     if not _has_gpu():                       # the CI case
         assert run.returncode == NO_GPU, run.stderr[-1000:]
         assert json.loads(report.read_text())["status"] == "skipped"
+
+
+@pytest.mark.parametrize("name, stem, flag", [
+    ("ublk_read_sb", "ublkcp_ur_late_read_s9500785", "no read scoreboard"),
+    ("bar_red_stall", "bar_red_b2r_s9500528", "a barrier's result")])
+def test_rule_variants_clear_the_hazard_of_a_rejected_cubin(name, stem, flag):
+    """`ublk_read_sb` / `bar_red_stall` apply one rule (uniform_late_readers' UBLK*, the B2R
+    distance after BAR.RED) to a cubin built without it, changing control fields only: the
+    H200-rejected cubin (tests/gpu_regressions) is flagged for that rule, its variant is not."""
+    from pathlib import Path
+    from ptx2sass.fuzz.inputs import read_case
+    from ptx2sass.fuzz.runner import execute, load
+    from tools.gpu_check.variants import rewrite, text_sections, transform
+    here = Path(__file__).resolve().parent / "gpu_regressions"
+    case = read_case((here / f"{stem}.ptx").read_text())
+    cubin = (here / f"{stem}.h200-rejected.cubin").read_bytes()
+    new = rewrite(cubin, "sm_90", transform(name, "sm_90"))
+    for _name, offset, size in text_sections(cubin):
+        for at in range(offset, offset + size, 16):
+            old, word = (int.from_bytes(c[at:at + 16], "little") for c in (cubin, new))
+            assert old & ((1 << 105) - 1) == word & ((1 << 105) - 1)
+    before = execute(load(cubin, case.kernel), case, hazard_check=True)
+    after = execute(load(new, case.kernel), case, hazard_check=True)
+    assert any(flag in str(h) for h in before.hazards)
+    assert not any(flag in str(h) for h in after.hazards)
+    assert after.buffers["out"] == before.buffers["out"]

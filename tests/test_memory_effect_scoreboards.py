@@ -224,3 +224,211 @@ def test_checker_flags_wgmma_after_an_unwaited_proxy_fence():
     # the GPU check's `effect_wait` variant (the rule applied to such a cubin): clean again
     _, res = launch(rewrite(before, "sm_90a", transform("effect_wait", "sm_90a")))
     assert not res.hazards, [str(h) for h in res.hazards]
+
+
+# sm_100/110/120 (branch isa35): mbarrier.init of a per-lane address is STS.64, FENCE.VIEW.ASYNC.S
+# and SYNCS.CCTL.IVALL; ptxas 13.5 gives the fence a write scoreboard the IVALL waits on, and
+# the IVALL one the next SYNCS, ATOMS or BAR.SYNC waits on (it moves plain LDS/STS above the
+# pair). Ours set neither scoreboard.
+INIT_PTX = """
+.version 8.7
+.target {arch}
+.address_size 64
+
+.shared .align 16 .b8 bars[1024];
+.shared .align 4 .b32 words[256];
+
+.visible .entry k(.param .u64 p_out, .param .u32 p_count)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    ld.param.u32 %r6, [p_count];
+    .reg .b64 %d<5>;
+    ld.param.u64 %d0, [p_out];
+    cvta.to.global.u64 %d0, %d0;
+    mov.u32 %r0, %tid.x;
+    mov.u32 %r1, bars;
+    mad.lo.u32 %r1, %r0, 16, %r1;
+    mov.u32 %r5, words;
+    mad.lo.u32 %r5, %r0, 4, %r5;
+    st.shared.u32 [%r5], %r0;
+    mbarrier.init.shared::cta.b64 [%r1], %r6;
+    atom.shared.add.u32 %r2, [%r5], 5;
+    bar.sync 0;
+    mbarrier.arrive.shared::cta.b64 %d1, [%r1];
+$Lw:
+    mbarrier.try_wait.parity.shared::cta.b64 %p0, [%r1], 0;
+    @!%p0 bra $Lw;
+    ld.shared.u64 %d3, [%r1];
+    ld.shared.u32 %r3, [%r5];
+    mul.wide.u32 %d4, %r0, 16;
+    add.s64 %d4, %d0, %d4;
+    st.global.v2.u32 [%d4], {{%r2, %r3}};
+    st.global.u64 [%d4+8], %d3;
+    ret;
+}}
+"""
+BLACKWELL = ("sm_100", "sm_110", "sm_120")
+WAITERS = ("SYNCS", "ATOMS", "BAR", "LDS", "STS", "LD", "ST", "ATOM")
+
+
+def _init_cubin(arch: str, build: str) -> bytes:
+    ptx = INIT_PTX.format(arch=arch).replace(".version 8.7", ".version 9.0" if arch == "sm_110" else ".version 8.7")
+    if build == "ptxas":
+        res = oracle.ptxas(ptx, arch)
+        assert res.ok, res.stderr
+        return res.output
+    cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    return cubin
+
+
+@pytest.mark.parametrize("build", ["ptxas", "ours"])
+@pytest.mark.parametrize("arch", BLACKWELL)
+def test_access_after_init_waits_for_the_syncs_invalidation(arch, build):
+    """ptxas's code is the reference: the IVALL waits on the proxy fence's write scoreboard and
+    sets one the next shared access (here the ATOMS) waits on; ours the same (before: no
+    scoreboard on either, nothing waited)."""
+    cubin = _init_cubin(arch, build)
+    ivall = _next_waits(cubin, "SYNCS.CCTL.IVALL", WAITERS)
+    fence = _next_waits(cubin, "FENCE.VIEW.ASYNC.S", ("SYNCS",))
+    assert ivall and fence
+    for sb, nxt, wait in ivall + fence:
+        assert sb != 7, f"{build}: no scoreboard before {nxt}"
+        assert wait >> sb & 1, f"{build}: {nxt} does not wait on SB{sb}"
+
+
+def _emulate_init(cubin: bytes, arch: str):
+    out = np.zeros(THREADS * 4, np.uint32)
+    res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, np.uint32(1)])
+    return out, res
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_init_outputs_and_the_checker(arch):
+    """Ours and ptxas's: the same words, no hazard; ours with the IVALL's scoreboard removed
+    (the code before the fix): the checker names the access after it."""
+    from tools.gpu_check.variants import rewrite
+    ours, theirs = _init_cubin(arch, "ours"), _init_cubin(arch, "ptxas")
+    a, res = _emulate_init(ours, arch)
+    assert not res.hazards, [str(h) for h in res.hazards]
+    b, res = _emulate_init(theirs, arch)
+    assert not res.hazards, [str(h) for h in res.hazards]
+    assert np.array_equal(a, b)
+    assert (a.reshape(THREADS, 4)[:, 0] == np.arange(THREADS)).all()
+
+    rows = _listing(ours)
+    targets = {i for i, (t, _, _, _) in enumerate(rows) if t.startswith("SYNCS.CCTL.IVALL")}
+    assert targets
+
+    def drop(word: int, control: int, op: str, index: int) -> int:
+        if index in targets:
+            return (word & ((1 << 105) - 1)) | ((control | 7 << 5) << 105)
+        return word
+    _, res = _emulate_init(rewrite(ours, arch, drop), arch)
+    flagged = [str(h) for h in res.hazards if "mbarrier.init" in str(h)]
+    assert flagged and "ATOMS" in flagged[0], [str(h) for h in res.hazards]
+
+
+@pytest.mark.parametrize("build", ["ptxas", "ours"])
+def test_tensor_memory_access_waits_for_wait_st(build):
+    """tcgen05.wait::st (FENCE.VIEW.ASYNC.T): ptxas 13.5 sets a write scoreboard the next
+    STTM/LDTM waits on; ours the same (before: none)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_codegen_tcgen05 import ROUND_TRIP
+    ptx = ROUND_TRIP.replace("  tcgen05.wait::st.sync.aligned;\n", "  tcgen05.wait::st.sync.aligned;\n"
+                             "  tcgen05.st.sync.aligned.32x32b.x1.b32 [r2+8], {r10};\n", 1)
+    if build == "ptxas":
+        res = oracle.ptxas(ptx, "sm_100a")
+        assert res.ok, res.stderr
+        cubin = res.output
+    else:
+        cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_100a", "k.ptx"), "sm_100a", filename="k.ptx")
+    found = _next_waits(cubin, "FENCE.VIEW.ASYNC.T", ("LDTM", "STTM"))
+    assert found
+    for sb, nxt, wait in found:
+        assert sb != 7, f"{build}: no scoreboard before {nxt}"
+        assert wait >> sb & 1, f"{build}: {nxt} does not wait on SB{sb}"
+
+
+# SYNCS.EXCH.64 (mbarrier.init of a uniform object; sm_90's per-lane objects loop it over the
+# lanes' addresses), branch isa35: ptxas 13.5 gives it a write scoreboard the next SYNCS waits
+# on, and a read scoreboard it waits on before writing the exchange's uniform registers again
+# (its address UR and the data pair). Ours set neither.
+UNIFORM_INIT_PTX = """
+.version 8.7
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+  .reg .b32 r<8>;
+  .reg .b64 st, ad;
+  .shared .align 8 .b64 bar[4];
+  .shared .align 8 .b32 buf[64];
+  ld.param.u64 ad, [p];
+  mov.u32 r1, %tid.x;
+  mbarrier.init.shared.b64 [bar], 32;
+  ld.shared.b32 r2, [buf];
+  st.shared.b32 [buf+4], r1;
+  mbarrier.arrive.shared.b64 st, [bar];
+  st.global.b64 [ad], st;
+  st.global.b32 [ad+8], r2;
+  ret;
+}}
+"""
+
+
+def _uniform_regs(text: str) -> set[str]:
+    """The uniform registers an `SYNCS.EXCH.64 URZ, [URa], URb` reads: URa, URb, URb + 1."""
+    a, b = re.findall(r"UR(\d+)", text.split(",", 1)[1])[:2]
+    return {f"UR{a}", f"UR{b}", f"UR{int(b) + 1}"}
+
+
+@pytest.mark.parametrize("build", ["ptxas", "ours"])
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_syncs_exchange_scoreboards(arch, build):
+    ptx = UNIFORM_INIT_PTX.format(arch=arch)
+    if build == "ptxas":
+        res = oracle.ptxas(ptx, arch)
+        assert res.ok, res.stderr
+        cubin = res.output
+    else:
+        cubin, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")
+    found = _next_waits(cubin, "SYNCS.EXCH", ("SYNCS",))
+    assert found
+    for sb, nxt, wait in found:
+        assert sb != 7 and wait >> sb & 1, f"{build}: {nxt} does not wait on the exchange's SB{sb}"
+    rows = _listing(cubin)
+    exch = [i for i, (t, *_) in enumerate(rows) if t.startswith("SYNCS.EXCH")]
+    rewrites = 0
+    for i in exch:
+        text, _, rd, _ = rows[i]
+        regs = _uniform_regs(text)
+        for later, _, _, wait in rows[i + 1:]:
+            parts = later.split()
+            dest = parts[1].rstrip(",") if len(parts) > 1 and not parts[0].startswith("@") else None
+            if dest in regs:
+                rewrites += 1
+                assert rd != 7 and wait >> rd & 1, f"{build}: {later} overwrites {dest} before the exchange read it"
+                break
+    assert rewrites, "no later write of the exchange's uniform registers to check"
+
+
+def test_l2_prefetch_after_inval_is_not_a_shared_access():
+    """cp.async.bulk.prefetch.L2 (UBLKPF) reads global memory only: ptxas 13.5 issues it right
+    after an mbarrier.inval whose SYNCS.CCTL.IV it gives no scoreboard (held-out fuzz seed
+    35090117, sm_90a), and the checker flagged ptxas's cubin (before: UBLKPF counted among the
+    shared accesses that wait for the write-back)."""
+    ptx = PTX.replace("    ld.shared.v2.u32 {%r2, %r3}, [%r1];\n    atom.shared.exch.b64 %d2, [%r1], 42;\n"
+                      "    ld.shared.u64 %d3, [%r1];\n",
+                      "    cp.async.bulk.prefetch.L2.global [%d0], 256;\n    mov.u32 %r2, 0;\n    mov.u32 %r3, 0;\n"
+                      "    mov.u64 %d2, 42;\n    mov.u64 %d3, 42;\n")
+    assert "prefetch" in ptx
+    res = oracle.ptxas(ptx, ARCH)
+    assert res.ok, res.stderr
+    rows = _listing(res.output)
+    at = next(i for i, (t, *_) in enumerate(rows) if t.startswith("SYNCS.CCTL.IV"))
+    assert rows[at + 1][0].startswith("UBLKPF") and not rows[at + 1][3], rows[at:at + 2]
+    _, hazards = _emulate(res.output)
+    assert not hazards.hazards, [str(h) for h in hazards.hazards]

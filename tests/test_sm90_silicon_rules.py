@@ -22,6 +22,7 @@ each by stalling single instructions (`python -m tools.gpu_check variants`):
 emulator's hazard checker must flag each (the rules are in the latency tables it shares with
 the scheduler), and today's compile of the same PTX must be clean and compute what ptxas's does.
 """
+import copy
 import re
 from pathlib import Path
 
@@ -68,7 +69,11 @@ def _fuzz_run(ptx_path: Path, cubin: bytes):
     "r2ur_mbarrier_waterfall_s9300361", "dmma_source_after_mov_s9300311",
     # an MMA's unread result landing over a later ALU write (tests/test_fixed_latency_waw.py):
     # run 21 hung (9400186), raised ILLEGAL_INSTRUCTION (the probe), INVALID_ADDRESS_SPACE (9400163)
-    "mma_dead_result_waw_s9400186", "mma_dead_result_waw_s9400163", "hmma_f32_probe_s9620049"])
+    "mma_dead_result_waw_s9400186", "mma_dead_result_waw_s9400163", "hmma_f32_probe_s9620049",
+    # B2R.RESULT 1 cycle after BAR.RED.POPC (GPU run 27): the H200 gave the popc count 0
+    "bar_red_b2r_s9500528", "bar_red_b2r_s9500604",
+    # the next lane's R2UR overwrote UBLKCP's uniform sources 15 cycles after it (run 27: hangs)
+    "ublkcp_ur_late_read_s9500785", "ublkcp_ur_late_read_s9500466"])
 def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     from ptx2sass.fuzz.inputs import read_case
     from ptx2sass.fuzz.runner import compile_ours, compile_ptxas, execute, load
@@ -83,6 +88,183 @@ def test_rejected_fuzz_cubin_is_flagged_and_ours_is_clean(stem):
     assert theirs is not None, err
     want = execute(load(theirs, case.kernel), case, hazard_check=False)
     assert result.buffers["out"] == want.buffers["out"]
+
+
+_BAR_RED_PTX = """
+.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 q)
+{{
+  .reg .u32 %r<6>; .reg .pred %p<2>; .reg .u64 %d<2>;
+  ld.param.u64 %d0, [p];
+  ld.param.u32 %r5, [q];
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p0, %r1, %r5;
+  bar.red.popc.u32 %r2, 0, %p0;
+  bar.red.or.pred %p1, 1, %p0;
+  selp.u32 %r3, 1, 0, %p1;
+  add.u32 %r2, %r2, %r3;
+  mul.wide.u32 %d1, %r1, 4;
+  add.u64 %d1, %d1, %d0;
+  st.global.u32 [%d1], %r2;
+  ret;
+}}
+"""
+
+
+def _bar_to_b2r_cycles(listing: str) -> list[int]:
+    """Cycles from each BAR.RED to the B2R.RESULT that reads its result (stall counts of the
+    instructions between, from the control words of an `nvdisasm -hex` listing)."""
+    words = re.findall(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);\s*/\* 0x[0-9a-f]+ \*/\s*/\* (0x[0-9a-f]+) \*/", listing)
+    out, since = [], None
+    for text, hi in words:
+        if since is not None and "B2R" in text:
+            out.append(since)
+            since = None
+        stall = int(hi, 16) >> 41 & 0xF
+        if "BAR.RED" in text:
+            since = 0
+        if since is not None:
+            since += stall
+    return out
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90", "sm_100", "sm_120"])
+def test_b2r_reads_a_reduction_as_late_as_ptxas(arch):
+    """B2R.RESULT reads BAR.RED's result no sooner than ptxas lets it (6 cycles, 5 on sm_75:
+    the tables' after_barrier); ours read it 1 cycle after and the H200 returned a popc count
+    of 0 (GPU run 27, fuzz 9500528 and 9500604)."""
+    import ptx2sass
+    from ptx2sass import oracle
+    ptx = _BAR_RED_PTX.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    want = _bar_to_b2r_cycles(oracle.nvdisasm(theirs.output))
+    got = _bar_to_b2r_cycles(oracle.nvdisasm(ptx2sass.compile(ptx, arch, "k.ptx")))
+    assert len(want) == len(got) == 2
+    assert min(got) >= min(want), (got, want)       # ptxas's shortest distance is the floor
+
+
+_BULK_PTX = """
+.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u64 q)
+{{
+  .reg .b32 %r<4>; .reg .b64 %d<6>; .reg .pred %p<1>;
+  .shared .align 128 .b8 buf[2048];
+  .shared .align 8 .b64 bar[32];
+  ld.param.u64 %d0, [p];
+  ld.param.u64 %d1, [q];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, buf;
+  mad.lo.u32 %r1, %r0, 64, %r1;
+  mov.u32 %r2, bar;
+  mad.lo.u32 %r2, %r0, 8, %r2;
+  mul.wide.u32 %d2, %r0, 64;
+  add.u64 %d3, %d0, %d2;
+  add.u64 %d4, %d1, %d2;
+  mbarrier.init.shared::cta.b64 [%r2], 1;
+  fence.mbarrier_init.release.cluster;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %d5, [%r2], 64;
+  cp.async.bulk.prefetch.L2.global [%d3], 64;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%d3], 64, [%r2];
+L:
+  mbarrier.try_wait.parity.shared::cta.b64 %p0, [%r2], 0;
+  @!%p0 bra L;
+  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%d4], [%r1], 64;
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group 0;
+  ret;
+}}
+"""
+
+
+_TENSOR_PTX = """
+.version 8.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 tmap)
+{{
+  .reg .b32 %r<3>; .reg .b64 %d<2>;
+  .shared .align 128 .b8 buf[4096];
+  .shared .align 8 .b64 bar[1];
+  ld.param.u64 %d0, [tmap];
+  mov.u32 %r0, %tid.x;
+  mov.u32 %r1, buf;
+  mov.u32 %r2, bar;
+  mbarrier.init.shared::cta.b64 [%r2], 1;
+  fence.mbarrier_init.release.cluster;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %d1, [%r2], 64;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%d0, {{%r0, %r0}}], [%r2];
+  cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%d0, {{%r0, %r0}}], [%r1];
+  cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%d0, {{%r0, %r0}}], [%r1];
+  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%d0, {{%r0, %r0}}];
+  ret;
+}}
+"""
+_ASYNC_COPIES = ("UBLKCP", "UBLKPF", "UBLKRED", "UTMALDG", "UTMASTG", "UTMAREDG", "UTMAPF")
+
+
+def _bulk_read_scoreboards(listing: str) -> list[tuple[str, bool]]:
+    """(opcode, sets a read scoreboard) of each bulk/tensor copy of an `nvdisasm -hex` listing."""
+    words = re.findall(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);\s*/\* 0x[0-9a-f]+ \*/\s*/\* (0x[0-9a-f]+) \*/", listing)
+    return [(text.split()[0].split(".")[0], (int(hi, 16) >> 41 >> 8 & 7) != 7)
+            for text, hi in words if text.split()[0].split(".")[0] in _ASYNC_COPIES]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_tensor_copy_sources_are_read_behind_a_scoreboard(arch):
+    """The tensor copies (UTMALDG/UTMASTG/UTMAREDG/UTMAPF) read their uniform registers late
+    too: ptxas gives each a read scoreboard, as it does UBLKCP (below); ours gave none."""
+    import ptx2sass
+    from ptx2sass import oracle
+    ptx = _TENSOR_PTX.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    want = _bulk_read_scoreboards(oracle.nvdisasm(theirs.output))
+    got = _bulk_read_scoreboards(oracle.nvdisasm(ptx2sass.compile(ptx, arch, "k.ptx")))
+    assert len(want) == 4 and got == want and all(sb for _, sb in want)
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
+def test_bulk_copy_sources_are_read_behind_a_scoreboard(arch):
+    """UBLKCP/UBLKPF/UBLKRED read their uniform registers after issue (`uniform_late_readers`):
+    ptxas gives each a read scoreboard that the next lane's R2UR waits on; ours gave none,
+    overwrote UBLKCP's addresses 15 cycles after it, and the H200 hung (GPU run 27). Ours
+    must protect them as ptxas does, and the checker flag a schedule that does not."""
+    import numpy as np
+
+    import ptx2sass
+    from ptx2sass import codegen, oracle
+    from ptx2sass.emu.launch import run
+    ptx = _BULK_PTX.format(arch=arch)
+    theirs = oracle.ptxas(ptx, arch)
+    assert theirs.ok, theirs.stderr
+    want = _bulk_read_scoreboards(oracle.nvdisasm(theirs.output))
+    ours = ptx2sass.compile(ptx, arch, "k.ptx")
+    assert _bulk_read_scoreboards(oracle.nvdisasm(ours)) == want and all(sb for _, sb in want)
+
+    def launch(cubin):
+        src, dst = np.arange(32 * 16, dtype=np.uint32), np.zeros(32 * 16, dtype=np.uint32)
+        result = run(cubin, "k", (1, 1, 1), (32, 1, 1), [src, dst])
+        assert (dst == src).all()
+        return [str(h) for h in result.hazards]
+    assert launch(ours) == [] and launch(theirs.output) == []
+    if arch == "sm_90":          # the schedule of a model without the rule is flagged
+        real = codegen.assign_controls
+
+        def early(slots, lat=None, **options):
+            lat = copy.copy(lat or model_for(arch))
+            lat.UNIFORM_LATE_READERS = lat.UNIFORM_LATE_READERS - {"UBLKCP", "UBLKPF", "UBLKRED"}
+            return real(slots, lat, **options)
+        codegen.assign_controls = early
+        try:
+            unprotected = ptx2sass.compile(ptx, arch, "k.ptx")
+        finally:
+            codegen.assign_controls = real
+        assert any("no read scoreboard" in h for h in launch(unprotected))
 
 
 _BARRIERS = ("WARPSYNC", "BRA", "BSYNC", "BSSY", "YIELD", "EXIT", "RET", "CALL")

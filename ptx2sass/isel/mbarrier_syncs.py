@@ -136,6 +136,11 @@ class SyncsMbarrierSelection:
         value = self.known_constant(count)
         uniform = value is not None or isinstance(count, ir.Value) and count.id in self.param_values
         mem = self.syncs_address(ins.srcs[0], uniform_only=True)
+        if mem is None and self.arch.mbarrier_init_store:
+            # a per-lane address: one STS.64 per lane whatever the count (ptxas 13.5 on
+            # sm_100/110/120; sm_90 loops the exchange over the lanes' addresses)
+            self.syncs_init_store(ins, count)
+            return
         values: list[tuple[VOp, Reg]] = []
         if mem is None:
             values.append((self.syncs_lane_base(ins.srcs[0]), ADDRESS_UR))
@@ -169,7 +174,7 @@ class SyncsMbarrierSelection:
         self.uniform_loop_values(values, lambda: self.syncs_exchange(mem))
 
     def syncs_init_store(self, ins, count) -> None:
-        """A per-lane count (sm_100/sm_120): both words with one STS.64 under the guard, at
+        """A per-lane count or address (sm_100/sm_120): both words with one STS.64 under the guard, at
         `[UR+imm]` or `[R+URZ+imm]`, then FENCE.VIEW.ASYNC.S and SYNCS.CCTL.IVALL, as ptxas."""
         t = VOp(self.mf.new_vreg())
         self.emit("IADD3", (), [t, replace(self.reg_part(count), neg=True), Imm(COUNT_LIMIT), RZ])

@@ -179,7 +179,7 @@ class LatencyModel:
         self.UNIFORM_READ_AT_ISSUE: bool = data.get("uniform_read_at_issue", False)
         # instructions that read their uniform registers after issue all the same, behind a
         # read scoreboard (sm_100's UTC*MMA / UTCBAR: ptxas overwrites their URs only after
-        # waiting on it)
+        # waiting on it); an entry is an opcode or `OPCODE.FIRSTMODIFIER` (SYNCS.EXCH)
         self.UNIFORM_LATE_READERS = frozenset(data.get("uniform_late_readers", []))
         # opcode -> (group, cycles): the least issue distance between two instructions of a
         # group (sm_90's FP64 unit takes a warp instruction every 2 cycles, without interlock)
@@ -226,6 +226,13 @@ class LatencyModel:
         bits = next((self.MMA_INPUT_BITS[m] for m in modifiers[1:] if m in self.MMA_INPUT_BITS),
                     self.MMA_DEFAULT_BITS.get(opcode, 0))
         return bool(bits) and k * bits <= self.MMA_SINGLE_PASS_BITS
+
+    def uniform_late_reader(self, ins) -> bool:
+        """Whether `ins` reads its uniform registers after issue (`UNIFORM_LATE_READERS`)."""
+        if ins.opcode in self.UNIFORM_LATE_READERS:
+            return True
+        mods = tuple(ins.modifiers)
+        return bool(mods) and f"{ins.opcode}.{mods[0]}" in self.UNIFORM_LATE_READERS
 
     def read_at_issue(self, ins, reg: tuple) -> bool:
         """Whether an MMA with a late-read window still reads `reg` at issue: a register of

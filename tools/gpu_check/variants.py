@@ -140,6 +140,25 @@ def effect_waits(arch: str = "sm_90", kinds=("inval", "proxy", "membar")) -> Cal
     return change
 
 
+def ublk_read_sb(word: int, control: int, op: str, index: int) -> int:
+    """Every UBLKCP/UBLKPF/UBLKRED that sets no read scoreboard gets SB5 (SB4 where its write
+    field holds SB5), as ptxas's: the next instruction that waits on it (ours: the waterfall
+    loop's head and the BSSY after the loop wait on SB1-SB5) then finds its uniform sources
+    read. Tests `uniform_late_readers` alone on a cubin built without the rule."""
+    if op in ("UBLKCP", "UBLKPF", "UBLKRED") and (control >> 8 & 7) == 7:
+        sb = 4 if (control >> 5 & 7) == 5 else 5
+        return _with_control(word, (control & ~(7 << 8)) | sb << 8)
+    return word
+
+
+def bar_red_stall(word: int, control: int, op: str, index: int) -> int:
+    """BAR (BAR.RED's B2R.RESULT follows it) stalls at least 6 cycles, as ptxas's sm_80+ code
+    (after_barrier's distance): tests the B2R rule alone on a cubin built without it."""
+    if op == "BAR" and (control & STALL) < 6:
+        return _with_control(word, (control & ~STALL) | 6)
+    return word
+
+
 # opcode groups a bisection names: `wait_<GROUP>` waits on every scoreboard before the
 # group's instructions, `stall_<GROUP>` stalls 15 cycles after each of them
 GROUPS = {"BAR": ("BAR",), "LDGSTS": ("LDGSTS",), "LDGDEPBAR": ("LDGDEPBAR",), "DEPBAR": ("DEPBAR",),
@@ -160,7 +179,8 @@ def _group_transform(kind: str, group: str) -> Callable[[int, int, str, int], in
 
 TRANSFORMS: dict[str, Callable[[int, int, str, int], int]] = {
     "slow": slow, "ldgsts_spaced": ldgsts_spaced, "ltc128b": ltc128b, "barrier_waits": barrier_waits,
-    "stall": stall_all, "wait": wait_all, "noreuse": no_reuse,
+    "stall": stall_all, "wait": wait_all, "noreuse": no_reuse, "ublk_read_sb": ublk_read_sb,
+    "bar_red_stall": bar_red_stall,
     **{f"{kind}_{group}": _group_transform(kind, group) for kind in ("wait", "stall") for group in GROUPS}}
 
 
