@@ -4,13 +4,22 @@
 - E2M1 (fp4), E2M3 and E3M2 (fp6): sign, E exponent bits with bias 2^(E-1)-1, M mantissa
   bits, subnormals when the exponent field is zero, no infinity and no NaN (the all-ones
   exponent holds normal values). Narrowing rounds to nearest even; .SATFINITE (which ptxas
-  requires) clamps anything beyond the largest value, infinities included, to it.
+  requires) clamps anything beyond the largest value, infinities included, to it, and
+  makes a NaN the positive largest value (the PTX ISA's cvt, `.satfinite`: "For .e2m1x2,
+  .e2m3x2, .e3m2x2 ... destination formats NaN results are converted to positive
+  MAX_NORM").
 - E8 (ue8m0, the MX block scale): 8 unsigned exponent bits, value 2^(e-127), code 0xff NaN;
-  narrowing rounds toward zero (.RZ) or up (.RP); .SATFINITE clamps to 2^127 (0xfe).
+  narrowing rounds toward zero (.RZ) or up (.RP); a NaN stays NaN (0xff); .SATFINITE makes
+  any input whose magnitude, sign ignored, exceeds 2^127 the positive 2^127 (0xfe): the
+  manual's "a positive MAX_NORM in .ue8m0x2 for which the destination sign is not
+  supported". Widening gives the value, and the NaN code a NaN (the manual's conversion of a
+  NaN): the canonical one, 0x7fff in bf16, as the H200 widens an fp8 NaN to f16 (its bits
+  are the one thing here the manual leaves open; the fuzzer keeps them from integer readers).
 
-What the hardware does with inputs these definitions leave open (a NaN into fp4/fp6, zero,
-a negative or too-small value into ue8m0, ue8m0's NaN code widened) is not known here (no
-Blackwell part to measure): the model faults on them rather than guess."""
+What the hardware does with inputs the manual leaves open (zero, or a negative value no
+larger than 2^127 in magnitude, or any negative without .SATFINITE, into ue8m0; a positive
+value below 2^-127 with .RZ) is not known here (no Blackwell part to measure): the model
+faults on them rather than guess."""
 from __future__ import annotations
 
 import math
@@ -21,6 +30,7 @@ from .errors import EmuFault
 # F2FP's name -> (exponent bits, mantissa bits)
 SIGNED_FORMATS = {"E2M1": (2, 1), "E2M3": (2, 3), "E3M2": (3, 2)}
 NARROW_NAMES = frozenset(SIGNED_FORMATS) | {"E8"}
+E8_MAX_NORM = math.ldexp(1.0, 127)
 
 
 def _decode_signed(code: int, fmt: str) -> float:
@@ -42,7 +52,7 @@ def decode(code: int, fmt: str) -> float:
     """The value of one narrow code (E8: 2^(e-127))."""
     if fmt == "E8":
         if code == 0xFF:
-            raise EmuFault("widening ue8m0's NaN code 0xff is not modelled")
+            return math.nan
         return math.ldexp(1.0, code - 127)
     return _decode_signed(code, fmt)
 
@@ -54,14 +64,14 @@ def encode(x: float, fmt: str, satfinite: bool, relu: bool = False, rounding: st
         x = 0.0
     if fmt == "E8":
         return _encode_e8(x, satfinite, rounding)
-    if math.isnan(x):
-        raise EmuFault(f"F2FP.{fmt} of a NaN is not modelled")
     if not satfinite:
         raise EmuFault(f"F2FP.{fmt} without .SATFINITE is not modelled")
     e_bits, m_bits = SIGNED_FORMATS[fmt]
+    grid = _POSITIVE[fmt]
+    if math.isnan(x):
+        return grid[-1][1]                         # .satfinite: the positive largest value
     sign = (1 << (e_bits + m_bits)) if math.copysign(1.0, x) < 0 else 0
     mag = abs(x)
-    grid = _POSITIVE[fmt]
     if mag >= grid[-1][0]:
         return sign | grid[-1][1]                  # the largest value (infinity too)
     exact = Fraction(mag)
@@ -77,10 +87,12 @@ def encode(x: float, fmt: str, satfinite: bool, relu: bool = False, rounding: st
 def _encode_e8(x: float, satfinite: bool, rounding: str) -> int:
     if math.isnan(x):
         return 0xFF
+    if satfinite and abs(x) > E8_MAX_NORM:
+        return 0xFE                    # sign ignored: the positive largest scale, 2^127
     if x <= 0:
         raise EmuFault("F2FP.E8 of zero or a negative value is not modelled")
     if math.isinf(x):
-        return 0xFE if satfinite else 0xFF
+        return 0xFF
     m, e = math.frexp(x)               # x = m * 2^e, 0.5 <= m < 1: floor(log2 x) = e - 1
     floor_log = e - 1
     exact = m == 0.5

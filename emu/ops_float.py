@@ -817,10 +817,14 @@ def _f2fp_narrow(w, s, mask):
             word = 0
             for i in range(2):
                 v = narrow_float.decode(int(b[lane]) >> (width * i) & ((1 << width) - 1), fmt)
-                if relu and math.copysign(1.0, v) < 0:
+                if relu and not math.isnan(v) and math.copysign(1.0, v) < 0:
                     v = 0.0
-                h = int(np.float16(v).view(np.uint16)) if wide == "F16" else \
-                    round_rational_bits(v, "bf16", "RN")
+                if math.isnan(v):
+                    h = 0x7FFF          # ue8m0's NaN code: the canonical NaN (narrow_float.py)
+                elif wide == "F16":
+                    h = int(np.float16(v).view(np.uint16))
+                else:
+                    h = round_rational_bits(v, "bf16", "RN")
                 word |= h << (16 * i)
             out[lane] = word
         w.w(d, out, mask)
@@ -850,7 +854,8 @@ def _widen_to_bf16(w, s, mask, width: int, decode):
     high one to the high half) widened exactly to bf16; .RELU makes negatives (and -0) +0 as
     the F16 widening does. ptxas always writes the largest finite bf16 (0x7f7f) as the bound;
     read here as what .SATFINITE clamps an infinity (e5m2's) to. Not hardware-checked: a NaN
-    code faults, an infinity without .SATFINITE stays one."""
+    code gives the canonical NaN 0x7fff (the manual: a NaN; the H200 widens an fp8 NaN to
+    f16 as the canonical NaN), an infinity without .SATFINITE stays one."""
     mods = s.ins.modifiers
     d, a_op, bound_op = s.ins.operands[:3]
     bound = _half_immediate(bound_op)
@@ -860,11 +865,11 @@ def _widen_to_bf16(w, s, mask, width: int, decode):
         word = 0
         for i in range(2):
             v = decode(int(a[lane]) >> (width * i) & ((1 << width) - 1))
-            if math.isnan(v):
-                raise EmuFault("F2FP.BF16 widening of a NaN code is not modelled")
-            if "RELU" in mods and math.copysign(1.0, v) < 0:
+            if "RELU" in mods and not math.isnan(v) and math.copysign(1.0, v) < 0:
                 v = 0.0
-            if math.isinf(v) and "SATFINITE" in mods:
+            if math.isnan(v):
+                h = 0x7FFF
+            elif math.isinf(v) and "SATFINITE" in mods:
                 h = bound | (0x8000 if v < 0 else 0)
             else:
                 h = int(np.float32(v).view(np.uint32)) >> 16       # exact: bf16 holds them all

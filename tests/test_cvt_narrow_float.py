@@ -10,8 +10,11 @@ bf16x2, on sm_100a and sm_120a.
   narrowings.
 - the F2FP line each writes, as nvdisasm reads it;
 - refusals, compared line for line with ptxas's.
-Inputs the definitions leave open (a NaN into fp4/fp6, zero or a negative into ue8m0) are
-not run: the emulator faults on them (no Blackwell part measured them)."""
+Inputs the manual fixes beyond the definitions (cvt's `.satfinite`: a NaN into fp4/fp6 is
+the positive largest value, an overflow of either sign into ue8m0 0xfe; ue8m0's NaN code
+widens to a NaN) have tests of their own; those it leaves open (zero or a negative into
+ue8m0, a value below 2^-127 with .rz) are not run: the emulator faults on them (no
+Blackwell part measured them)."""
 import math
 import re
 from fractions import Fraction
@@ -216,6 +219,71 @@ def test_scale_from_bf16_pair(rounding, arch, version):
         hi, lo = (float(np.uint32((word >> k & 0xFFFF) << 16).view(np.float32)) for k in (16, 0))
         assert out & 0xFFFF == e8(hi, rounding, True) << 8 | e8(lo, rounding, True), hex(word)
 
+
+
+# The values the PTX ISA's cvt fixes beyond the formats' definitions (`.satfinite`): "For
+# .e2m1x2, .e2m3x2, .e3m2x2 ... destination formats NaN results are converted to positive
+# MAX_NORM"; "If the absolute value of input (ignoring sign) is greater than MAX_NORM ...
+# the result is ... a positive MAX_NORM in .ue8m0x2 for which the destination sign is not
+# supported"; ue8m0's code 0xff is a NaN, so widening it gives a NaN.
+F32_NANS = [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF, 0x7FBFFFFF]
+POSITIVE_MAX_NORM = {"e2m1x2": 0x7, "e2m3x2": 0x1F, "e3m2x2": 0x1F}
+
+
+@pytest.mark.parametrize("arch,version", TARGETS)
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("fmt", ["e2m1x2", "e2m3x2", "e3m2x2"])
+def test_narrow_nan_is_positive_max_norm(fmt, relu, arch, version):
+    """cvt.rn.satfinite[.relu].{e2m1x2,e2m3x2,e3m2x2}.f32 of a NaN (any sign or payload):
+    the positive largest value, in either element (the other a finite value)."""
+    bits = width(fmt)
+    reg = "b8" if fmt == "e2m1x2" else "b16"
+    body = f"cvt.rn.satfinite{'.relu' if relu else ''}.{fmt}.f32 %d, %a0, %a1; cvt.u32.{reg.replace('b', 'u')} %o, %d;"
+    src = kernel(body, 32, 2, 32, version=version, target=arch).replace(
+        ".reg .b32 %t;", f".reg .b32 %t;\n.reg .{reg} %d;")
+    one = int(np.float32(1.0).view(np.uint32))
+    pairs = [(n, one) for n in F32_NANS] + [(one, n) for n in F32_NANS] + [(n, n) for n in F32_NANS]
+    inp = np.array([x for p in pairs for x in p], np.uint32)
+    got, _ = run_both(src, arch, len(pairs), inp)
+    step = 4 if bits == 4 else 8
+    mask = (1 << (2 * bits if bits == 4 else 16)) - 1
+    top = POSITIVE_MAX_NORM[fmt]
+    for (a, b), out in zip(pairs, got):
+        code = [top if x in F32_NANS else narrow(1.0, fmt, relu) for x in (a, b)]
+        assert out & mask == code[0] << step | code[1], (fmt, hex(a), hex(b), hex(out))
+
+
+@pytest.mark.parametrize("arch,version", TARGETS)
+@pytest.mark.parametrize("rounding", ["rz", "rp"])
+def test_scale_satfinite_ignores_the_sign_of_overflow(rounding, arch, version):
+    """cvt.{rz,rp}.satfinite.ue8m0x2.f32 of -inf and of negative values past 2^127: 0xfe,
+    as for the positive ones."""
+    body = f"cvt.{rounding}.satfinite.ue8m0x2.f32 %d, %a0, %a1; cvt.u32.u16 %o, %d;"
+    src = kernel(body, 32, 2, 32, version=version, target=arch).replace(
+        ".reg .b32 %t;", ".reg .b32 %t;\n.reg .b16 %d;")
+    big = [-math.inf, -3.4028234663852886e38, -1.5 * 2.0 ** 127, math.inf, 1.5 * 2.0 ** 127]
+    pairs = [(x, 2.0) for x in big] + [(4.0, x) for x in big]
+    inp = np.array([x for p in pairs for x in p], np.float32).view(np.uint32)
+    got, _ = run_both(src, arch, len(pairs), inp)
+    for (a, b), out in zip(pairs, got):
+        want = [0xFE if abs(x) > 2.0 ** 127 else e8(x, rounding, True) for x in (a, b)]
+        assert out & 0xFFFF == want[0] << 8 | want[1], (a, b, hex(out))
+
+
+@pytest.mark.parametrize("arch,version", TARGETS)
+def test_widen_nan_scale(arch, version):
+    """cvt.rn.bf16x2.ue8m0x2 with the NaN code 0xff in either element: a bf16 NaN there
+    (exponent all ones, mantissa not zero), the other element its scale."""
+    src = kernel("cvt.rn.bf16x2.ue8m0x2 %o, %a0;", 16, 1, 32, version=version, target=arch)
+    pairs = [0xFF00 | c for c in (0, 1, 127, 254, 255)] + [c << 8 | 0xFF for c in (0, 126, 254)]
+    got, _ = run_both(src, arch, len(pairs), np.array(pairs, np.uint16))
+    for word, out in zip(pairs, got):
+        for k, code in ((16, word >> 8), (0, word & 0xFF)):
+            half = out >> k & 0xFFFF
+            if code == 0xFF:
+                assert half & 0x7F80 == 0x7F80 and half & 0x7F, (hex(word), hex(out))
+            else:
+                assert half == int(np.float32(2.0 ** (code - 127)).view(np.uint32)) >> 16, hex(word)
 
 REFUSALS = [   # (PTX version, target, declarations, instruction)
     ("8.7", "sm_100a", ".reg .b16 %h<3>;", "cvt.rn.satfinite.e2m1x2.f32 %h1, %f1, %f2;"),

@@ -337,6 +337,15 @@ FIRST_FINDING = [
     # the low half of a mov.b64 unpack and C[0] = its high half; ptxas copies the low half
     # (test_mma_c_fragment_of_an_unpacked_high_half)
     ("mma_c_of_unpacked_high_half_s45200124.ptx", "mma C fragment from an unpacked high half takes the low half"),
+    # branch fuzz35's corner group, seed 1012 (sm_100a, `--features int32,corner,fp6`): a ue8m0
+    # pair packed under the zero-extended e2m1 byte by `mov.b32 {pair, h}`: ours 0x0010 (the
+    # byte), ptxas 0x01ff (the pair) (test_narrow_pair_packed_under_a_16bit_value_keeps_that_value)
+    ("narrow_pair_under_half_s1012.ptx",
+     "a narrow pair merged under a 16-bit value leaves that value's register holding the pack"),
+    # branch fuzz35's sm_75 tuning run, seed 47300172: `cvt.u16.u8` of a true
+    # `set.eq.or.f32.b16` beside a `.func` with `rcp.rm.f64`: ours 0, ptxas 1
+    # (test_byte_of_an_f32_set_result_is_zero_when_the_kernel_has_a_sqrt)
+    ("f32_set_byte_s47300172.ptx", "byte of an f32 set result is the integer 1's where the kernel calls"),
 ]
 
 

@@ -2012,3 +2012,92 @@ def test_mma_c_fragment_of_an_unpacked_high_half(arch):
     hmma = re.search(r"HMMA\.1688\.F16 R\d+, R\d+, R\d+, R(\d+) ", listing)
     assert lo and hmma
     assert re.search(rf"MOV R{hmma.group(1)}, R{lo.group(1)} ", listing)    # C[0] := the low half
+
+
+NARROW_PAIR_PACK = """.version {version}
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+ .reg .b16 %h<3>; .reg .b32 %r<9>; .reg .b64 %d<2>;
+ ld.param.u64 %d0, [out]; ld.param.u64 %d1, [in];
+ ld.global.u32 %r8, [%d1]; ld.global.u32 %r1, [%d1+4]; ld.global.u16 %h1, [%d1+8];
+ {convert}
+ and.b16 %h2, %h1, 0xff;
+ mov.b32 %r5, {{%h0, %h2}};
+ st.global.b16 [%d0], %h0; st.global.b16 [%d0+4], %h2; st.global.b32 [%d0+8], %r5;
+ ret;
+}}
+"""
+# (arch, PTX version, the conversion, its inputs %r8/%r1, the pair it gives by the manual)
+NARROW_PAIRS = [
+    # e4m3 of the f16x2 pair (1.0, 2.0): 1.0 = 0 0111 000, 2.0 = 0 1000 000; high half first
+    ("sm_89", "8.1", "cvt.rn.satfinite.e4m3x2.f16x2 %h0, %r8;", (0x3C004000, 0), 0x3840),
+    # e5m2 of the f32 pair a = 1.0, b = 2.0 (a to the upper byte): 0 01111 00, 0 10000 00
+    ("sm_90a", "8.1", "cvt.rn.satfinite.e5m2x2.f32 %h0, %r8, %r1;", (0x3F800000, 0x40000000), 0x3C40),
+    # ue8m0 (2^(e-127)) of the bf16x2 pair (1.0, 4.0), rounded up: 127 and 129
+    ("sm_100a", "9.1", "cvt.rp.ue8m0x2.bf16x2 %h0, %r8;", (0x3F804080, 0), 0x7F81),
+]
+
+
+@pytest.mark.parametrize("arch,version,convert,inputs,pair", NARROW_PAIRS)
+def test_narrow_pair_packed_under_a_16bit_value_keeps_that_value(arch, version, convert, inputs, pair):
+    """A ptxas 13.5.37 departure (branch fuzz35's corner group, seed 1012 of `--features
+    int32,corner,fp6` on sm_100a: `mismatch: cvt.rn.satfinite.relu.e2m1x2.bf16x2`, the
+    e2m1 value zero-extended into %h2). `mov.b32 %r5, {%h0, %h2}` (PTX ISA, mov: the first
+    register is the low half) of an fp8/fp6/ue8m0 pair %h0 and a 16-bit ALU result %h2: ptxas
+    writes the pair with `F2FP...MERGE_C Rx, ..., Rx` into %h2's own register (the pair low,
+    %h2 above it: %r5 right), copies Rx onto itself and stores Rx's low half as %h2, so %h2
+    reads the pair. With %h2 loaded (`ld.global.u8`) ptxas extracts it with `PRMT 0x7632`
+    and is right. Ours gives the manual's three values; ptxas's %h2 is the pair, pinned.
+    Seen with every F2FP that merges (fp8 on sm_89/sm_90, fp6 and ue8m0 on sm_100a). On an
+    H200 (session 35, ptxas's `.target sm_90` cubin of the e5m2 case, launched through the
+    driver, out filled with 0xa5): bytes 403ca5a5 403ca5a5 403c3400, i.e. %h0 0x3c40, %h2
+    0x3c40 (the departure on silicon), %r5 0x00343c40 (MERGE_C puts C's low half above the
+    pair, as the emulator has it): the emulator's values for ptxas's cubin."""
+    import re
+    src = NARROW_PAIR_PACK.format(arch=arch, version=version, convert=convert)
+    words = [inputs[0], inputs[1], 0x1234]
+    ours, theirs = _run_both(src, words, out_words=3, arch=arch)
+    assert ours == [pair, 0x34, 0x34 << 16 | pair]                  # the manual
+    assert theirs[0] == pair and theirs[2] == 0x34 << 16 | pair
+    assert theirs[1] == pair                                       # the departure, pinned
+    listing = oracle.cuobjdump_sass(oracle.ptxas(src, arch).output)
+    merge = re.search(r"F2FP\.[\w.]*MERGE_C[\w.]* (R\d+), [^;]*\b\1 ;", listing)   # into %h2's register
+    r = merge.group(1)
+    assert re.search(rf"\b(IMAD\.MOV\.U32 {r}, RZ, RZ, {r}|MOV {r}, {r}) ;", listing[merge.end():])
+
+
+BYTE_OF_AN_F32_SET_WITH_A_SQRT = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 u0)
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d2, [out];
+    ld.param.u64 %d3, [in];
+    ld.global.b16 %h1, [%d3];
+    ld.param.f64 %d0, [u0];
+    sqrt.rm.f64 %d1, %d0;
+    set.gt.f32.s16 %r1, %h1, 12647;
+    cvt.u16.u8 %h0, %r1;
+    st.global.b16 [%d2], %h0;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_75", "sm_100"])
+def test_byte_of_an_f32_set_result_is_zero_when_the_kernel_has_a_sqrt(target):
+    """The same departure read through a byte: `cvt.u16.u8` of a true `set...f32` result takes
+    the low byte of 1.0f (0x3f800000), 0; ptxas 13.5.37, where the kernel has an f64 slow path,
+    wrote the set as the integer 1 and gives 1. Branch fuzz35's sm_75 tuning run, seed
+    47300172 (`set.eq.or.f32.b16` of a register with itself, the byte converted beside a
+    `.func` with `rcp.rm.f64`). Without the sqrt both give 0."""
+    src = BYTE_OF_AN_F32_SET_WITH_A_SQRT.replace(HEAD, f".version 8.8\n.target {target}\n.address_size 64\n")
+    sqrt = [np.float64(2.0)]
+    ours, theirs = _run_both(src, [0x7000], params=sqrt, out_words=1, arch=target)
+    assert ours == [0]
+    assert theirs == [1]                                           # the departure, pinned
+    without = src.replace("    sqrt.rm.f64 %d1, %d0;\n", "")
+    assert _run_both(without, [0x7000], params=sqrt, out_words=1, arch=target) == [[0]] * 2

@@ -29,9 +29,10 @@ from ptx2sass.fuzz.generator import FEATURES
 def _options(args) -> Options:
     feats = [f for f in args.features.split(",") if f] if args.features else None
     excl = [f for f in args.exclude.split(",") if f] if args.exclude else []
+    from ptx2sass.fuzz.newarch import GROUPS
     for f in (feats or []) + excl:
-        if f not in FEATURES:
-            raise SystemExit(f"ptx2sass-fuzz: unknown feature {f!r}; known: {', '.join(sorted(FEATURES))}")
+        if f not in FEATURES and f not in GROUPS:      # the sm_90+ groups name features too
+            raise SystemExit(f"ptx2sass-fuzz: unknown feature {f!r}; known: {', '.join(sorted(FEATURES) + sorted(GROUPS))}")
     return Options(features=feats, exclude=excl, size=args.size, peel=args.peel,
                    hazard_check=not args.no_hazard_check, arch=getattr(args, "arch", "sm_89"))
 

@@ -386,6 +386,28 @@ def mma_c_from_its_b_register(ptx: str, listing: str) -> bool:
     return False
 
 
+
+_NARROW_PAIR = re.compile(r"\bcvt(?:\.\w+)*\.(?:e4m3x2|e5m2x2|e2m3x2|e3m2x2|ue8m0x2)\.\w+ (%\w+),")
+_PACK32 = re.compile(r"\bmov\.b32 %\w+, \{(%\w+), (%\w+)\};")
+_MERGE_C = re.compile(r"\bF2FP\.[\w.]*MERGE_C[\w.]* (R\d+), [^;]*\b(R\d+) ;")
+
+
+def merge_c_keeps_the_high_half(ptx: str, listing: str) -> bool:
+    """A narrow pair conversion's 16-bit result is the low half of a `mov.b32 {lo, hi}`
+    pack, and ptxas's listing copies the result of an F2FP...MERGE_C into the register of its
+    merged source (the pack's high half; a copy onto itself where the F2FP wrote there):
+    ptxas 13.5.37 goes on reading that register as the high half's 16-bit value, so that
+    value (and whatever reads it) is the pack's low half (fuzz seed 1012 of branch fuzz35's
+    corner group; test_narrow_pair_packed_under_a_16bit_value_keeps_that_value)."""
+    lows = set(_NARROW_PAIR.findall(ptx))
+    if not any(lo in lows for lo, _ in _PACK32.findall(ptx)):
+        return False
+    for m in _MERGE_C.finditer(listing):
+        d, c = m.group(1), m.group(2)
+        if re.search(rf"\b(?:IMAD\.MOV\.U32 {c}, RZ, RZ, {d}|MOV {c}, {d}) ;", listing[m.end():]):
+            return True
+    return False
+
 DEPARTURES: tuple[Departure, ...] = (
     # -2^15 / -2^31 negated or made absolute, then narrowed with .sat to s8: ptxas clamps
     # the mathematical +2^15 / +2^31 to 127 where the register holds -2^15 / -2^31 (-128).
@@ -511,6 +533,17 @@ DEPARTURES: tuple[Departure, ...] = (
         (r"\bset\.\w+(\.(and|or|xor))?(\.ftz)?\.f32\.\w+ (%\w+),[^;]*;[\s\S]*\bcvt(\.rn)?\.([su]64|f32)\.[su]32 %\w+, \4;",),
         r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
         lambda ours, theirs, width: (ours, theirs) in ((0x3F800000, 1), (0x4E7E0000, 0x3F800000))),
+    # ... read through its low byte (`cvt.{u,s}N.{u,s}8` of the set's own register): the
+    # manual's 1.0f has a zero low byte, ptxas's integer 1 does not (branch fuzz35's sm_75
+    # tuning seed 47300172: `set.eq.or.f32.b16` beside a `.func` with `rcp.rm.f64`).
+    Departure(
+        "byte of an f32 set result is the integer 1's where the kernel calls",
+        "test_byte_of_an_f32_set_result_is_zero_when_the_kernel_has_a_sqrt",
+        r"^cvt\.[su](16|32|64)\.[su]8$",
+        (r"\bset\.\w+(\.(and|or|xor))?(\.ftz)?\.f32\.\w+ (%\w+),[^;]*;[\s\S]*\bcvt\.[su](16|32|64)\.[su]8 %\w+, \4;",
+         r"\b((div|sqrt|rcp)(\.\w+)*\.f(32|64)|rem\.[su]16)\b"),
+        r"\bSEL R\d+, RZ, 0x1, !?P[0-6] ",
+        lambda ours, theirs, width: (ours, theirs) == (0, 1)),
     # `sad.s16` of a `set.*.f16` result where the kernel has a `sqrt.rm.f64` (branch fuzz31's
     # held-out sm_100 run, seed 43200298; sm_75 alike): ptxas takes the set as the integer 1,
     # so |1 - b| + c where the manual's 0x3c00 gives |0x3c00 - b| + c. The two differ by an
@@ -556,6 +589,18 @@ DEPARTURES: tuple[Departure, ...] = (
         "",
         lambda ours, theirs, width: ours != theirs,
         shift16_by_a_cnot_result),
+    # an fp8/fp6/ue8m0 pair conversion packed by `mov.b32 {pair, h}` under a 16-bit value h
+    # that an ALU instruction wrote: ptxas merges h into the F2FP (MERGE_C) in h's own
+    # register and then reads that register as h, i.e. the pack's low half (seed 1012 of
+    # `--features int32,corner,fp6` on sm_100a; sm_89/sm_90 fp8 alike): any value.
+    Departure(
+        "a narrow pair merged under a 16-bit value leaves that value's register holding the pack",
+        "test_narrow_pair_packed_under_a_16bit_value_keeps_that_value",
+        r".",
+        (r"\bmov\.b32 %\w+, \{%\w+, %\w+\};",),
+        r"MERGE_C",
+        lambda ours, theirs, width: ours != theirs,
+        merge_c_keeps_the_high_half),
     # fp8 mma on sm_90 (no QMMA: widened to f16, two HMMAs, C added by FADD/HADD2) whose D
     # shares a register with C: ptxas writes D[k] before it adds that register as a later
     # C[j] (seeds 25000665/724/761; 25000778 sees it through a later vabsdiff): any value.

@@ -1578,7 +1578,8 @@ def _new_arch_op(name):
 # the sm_90+ groups (fuzz/newarch.py): no program for an older arch has them on
 OPS += [(name, weight, _new_arch_op(name)) for name, weight in
         (("cluster", 2.5), ("elect", 1.0), ("fences", 0.8), ("bulk", 1.2), ("stmatrix", 1.2),
-         ("reduxf", 1.2), ("fp6", 1.5), ("async", 1.5), ("maxnreg", 0.6), ("sparse", 1.5))]
+         ("reduxf", 1.2), ("fp6", 1.5), ("async", 1.5), ("maxnreg", 0.6), ("sparse", 1.5),
+         ("corner", 2.0))]
 
 
 def _op_texture(g, ctx):

@@ -57,6 +57,8 @@ class Group:
 #               draw's marker (forms.DRAW_UNTIL: f16 accumulators, tf32, 4-bit integers,
 #               fp8, ordered metadata): sm_80/sm_89, drawn only here so that programs for
 #               sm_89 and older stay as they were
+#   corner      fp8/fp6/fp4/ue8m0/f16/bf16 conversions and packed f16x2/bf16x2 arithmetic
+#               fed the formats' corner values (fuzz/corners.py): the fp6 group's targets
 GROUPS: dict[str, Group] = {
     "cluster": Group(0.4, 90),
     "elect": Group(0.3, 90),
@@ -69,6 +71,7 @@ GROUPS: dict[str, Group] = {
     "async": Group(0.3, 90),
     "maxnreg": Group(0.3, 90, arch_specific=True),
     "sparse": Group(0.3, 90),
+    "corner": Group(0.35, 100, arch_specific=True),
 }
 # `.maxnreg` of a program with the maxnreg group (its setmaxnreg.dec counts lie below it)
 MAXNREG_CHOICES = (64, 128, 168, 232, 240)

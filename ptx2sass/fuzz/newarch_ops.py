@@ -239,7 +239,8 @@ def op_reduxf(g, ctx):
 
 def op_fp6(g, ctx):
     """Conversions to and from the fp6, fp4 and ue8m0 pairs (and fp8 from bf16x2)."""
-    from ptx2sass.fuzz.generator import Builder
+    from ptx2sass.fuzz.corners import ue8m0_positive
+    from ptx2sass.fuzz.generator import Builder, canonical_nan
     rng = g.rng
     b = Builder(g, ctx)
     relu = ".relu" if rng.random() < 0.3 else ""
@@ -272,16 +273,22 @@ def op_fp6(g, ctx):
         sat = rng.choice(("", ".satfinite"))
         d = b.dst("b16")
         key = f"cvt{rnd}{sat}.ue8m0x2.f32"
-        return _build(b, f"{key} {d}, {b.src('b32', 'f32')}, {b.src('b32', 'f32')};", key)
+        # zero, negatives and values below 2^-127 into ue8m0: the manual leaves them open
+        la, a = ue8m0_positive(b, b.src('b32', 'f32'), False)
+        lb, c = ue8m0_positive(b, b.src('b32', 'f32'), False)
+        return _build(b, f"{la}{lb}@@{key} {d}, {a}, {c};", key)
     if form == "ue8bf":
         rnd = rng.choice((".rz", ".rp"))
         sat = rng.choice(("", ".satfinite"))
         d = b.dst("b16")
         key = f"cvt{rnd}{sat}.ue8m0x2.bf16x2"
-        return _build(b, f"{key} {d}, {b.src('b32', 'bf16x2')};", key)
+        la, a = ue8m0_positive(b, b.src('b32', 'bf16x2'), True)
+        return _build(b, f"{la}@@{key} {d}, {a};", key)
     if form == "from_ue8":
+        # the NaN code 0xff widens to a NaN whose bits the manual leaves open
         d = b.dst("b32", "bf16x2")
-        return _build(b, f"cvt.rn.bf16x2.ue8m0x2 {d}, {b.src('b16')};", "cvt.rn.bf16x2.ue8m0x2")
+        return _build(b, f"@@cvt.rn.bf16x2.ue8m0x2 {d}, {b.src('b16')};" + canonical_nan(b, d, "bf16x2"),
+                      "cvt.rn.bf16x2.ue8m0x2")
     src_t = rng.choice(("bf16x2", "f16x2"))
     e = rng.choice(("e2m3x2", "e3m2x2", "e4m3x2", "e5m2x2") if src_t == "bf16x2" else ("e2m3x2", "e3m2x2"))
     d = b.dst("b16")
@@ -371,6 +378,11 @@ def op_maxnreg(g, ctx):
     return _build(b, text, "setmaxnreg.dec.sync.aligned.u32", barrier=True, guard_ok=False, uniform_ok=False)
 
 
+def op_corner(g, ctx):
+    from ptx2sass.fuzz.corners import op_corner as corner
+    return corner(g, ctx)
+
+
 def op_sparse(g, ctx):
     from ptx2sass.fuzz.forms import op_sparse as sparse
     return sparse(g, ctx)
@@ -379,4 +391,4 @@ def op_sparse(g, ctx):
 # each group's statement (generator.OPS weighs them; drawn only where a program has the group)
 NEW_OPS = {"cluster": op_cluster, "elect": op_elect, "fences": op_fences, "bulk": op_bulk,
            "stmatrix": op_stmatrix, "reduxf": op_reduxf, "fp6": op_fp6, "async": op_async,
-           "maxnreg": op_maxnreg, "sparse": op_sparse}
+           "maxnreg": op_maxnreg, "sparse": op_sparse, "corner": op_corner}

@@ -403,9 +403,10 @@ class FloatSelection:
             self.emit("MUFU", ("RCP64H",), [self.dst(d, 1), self.reg_part(ins.srcs[0], 1)])
             return
         self.approx_check(ins)
-        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        d = self.dst(ins.dests[0])
         if "ftz" in ins.modifiers:
-            return self.mufu("RCP", d, x)
+            return self.mufu("RCP", d, self.reg_part(ins.srcs[0]))
+        x = self.in_register(ins.srcs[0])      # |x| below: a known zero needs a register (not RZ)
         # scale = |x| < FLT_MIN ? 2^24 : (|x| > 2^126 ? 0.25 : 1); rcp(x) = rcp(x*scale)*scale
         big = VOp(self.mf.new_vreg())
         self.move(big, Imm(0x4B800000))
