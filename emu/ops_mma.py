@@ -306,7 +306,8 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
     16 to a metadata thread; the quad's metadata threads are sparsity selector `sel`'s:
     thread sel (16 indices a quad), threads 2 sel, 2 sel + 1 (32), all four (64). (PTX ISA,
     sparse mma metadata; the CUTLASS comments on sparse HMMA metadata spell out the same
-    order.)"""
+    order.) Returns the stored elements as an m x k/2 matrix and the column of A each one
+    is at: the unit multiplies those alone (`_mma`)."""
     m, k = matrix.shape
     unit = _SPARSE_UNIT.get(bits, bits)
     ku = k * bits // unit                # a dense row's units
