@@ -41,7 +41,7 @@ from ptx2sass.encoder.model import Reg
 
 from . import fp, narrow_float
 from .errors import EmuFault
-from .lanes import PerWarp
+from .lanes import EXITED, PerWarp
 from .registry import semantics
 
 U32 = np.uint32
@@ -230,6 +230,9 @@ def _hmma_f32(A, B, C, min_exp):
         rounded = s.astype(np.float32)
         above = np.abs(rounded.astype(np.float64)) > np.abs(s)
         near = np.where(above, np.nextafter(rounded, np.float32(0)), rounded)    # toward zero
+        # a nonzero sum below FP32's least subnormal truncates to +0 whatever its sign (GPU
+        # run 27, fuzz 9500703: HMMA.16816.F32.BF16 of products summing to -2.1e-52, C = +0)
+        near = np.where(near == 0, np.float32(0), near)
         ieee = _each(lambda a, b, c: a @ b + c, A, B, C)
     finite = np.isfinite(A).all(axis=-1)[..., :, None] & np.isfinite(B).all(axis=-2)[..., None, :] & np.isfinite(C)
     # an overflow is infinite, as an H200 gives it (run 11's 9300879: bf16 sums past FP32's range)
@@ -303,7 +306,8 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
     16 to a metadata thread; the quad's metadata threads are sparsity selector `sel`'s:
     thread sel (16 indices a quad), threads 2 sel, 2 sel + 1 (32), all four (64). (PTX ISA,
     sparse mma metadata; the CUTLASS comments on sparse HMMA metadata spell out the same
-    order.)"""
+    order.) Returns the stored elements as an m x k/2 matrix and the column of A each one
+    is at: the unit multiplies those alone (`_mma`)."""
     m, k = matrix.shape
     unit = _SPARSE_UNIT.get(bits, bits)
     ku = k * bits // unit                # a dense row's units
@@ -326,19 +330,26 @@ def _fill_sparse(matrix, w, s, op, bits, kind):
     if unit < 32:
         words = (words >> shift) & U32((1 << unit) - 1)
     col = 4 * (ccol // 2) + index.astype(np.int64)
+    packed = np.zeros((m, k // 2))                # the stored elements, and their columns of A
+    where = np.zeros((m, k // 2), np.int64)
     if unit == bits:
-        np.add.at(matrix, (row, col), _unpack(words, 0, 32, kind))
-        return
+        value = _unpack(words, 0, 32, kind)
+        np.add.at(matrix, (row, col), value)
+        packed[row, ccol], where[row, ccol] = value, col
+        return packed, where
     # metadata PTX leaves undefined (one position named twice, a tf32 chunk other than
     # 0b0100/0b1110) is given the element path's convention: what lands on one element adds
     if bits == 32:                       # tf32: both halves, at the element its low half names
         low = e % 2 == 0
         value = _unpack(words[low] | (words[~low] << U32(16)), 0, 32, kind)
         np.add.at(matrix, (row[low], col[low] // 2), value)
-        return
+        packed[row[low], ccol[low] // 2], where[row[low], ccol[low] // 2] = value, col[low] // 2
+        return packed, where
     for half in range(2):                # 4-bit: two elements a byte, the low one first
         value = _unpack((words >> U32(4 * half)) & U32(0xF), 0, 32, kind)
         np.add.at(matrix, (row, 2 * col + half), value)
+        packed[row, 2 * ccol + half], where[row, 2 * ccol + half] = value, 2 * col + half
+    return packed, where
 
 
 def _negate_sources(s, A, B, a_op, b_op, bits) -> None:
@@ -359,6 +370,13 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     sparse = "SP" in s.ins.modifiers
     if sparse and not w.per_warp:
         raise PerWarp()
+    if sparse and np.any(w.m.state[w.idx] == EXITED):
+        # a warp that lacks lanes (threads the CTA does not have, or that exited): mma.sp
+        # is .sync.aligned, undefined by the PTX manual unless every thread of the warp runs
+        # it, and an H200 left D as it was there (GPU run 27: fuzz 9500435, 9500547 and
+        # 9500692's 17-thread CTAs read back D's registers as they were before the HMMA.SP /
+        # IMMA.SP, in both warps). Dense mma in such a warp was not run on silicon.
+        return
     nw = _whole_warps(w)
     m, n, k = _shape(s.ins.modifiers)
     d, a_op, b_op, c_op = s.ins.operands[:4]
@@ -368,11 +386,13 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
     A = np.zeros((nw, m, k), dtype=dtype)
     B = np.zeros((nw, k, n), dtype=dtype)
     if sparse:
-        _fill_sparse(A[0], w, s, a_op, bits, a_kind)
+        packed, where = _fill_sparse(A[0], w, s, a_op, bits, a_kind)
     else:
         _fill(A, w, a_op, _fragment(_a_coords, m, k, bits), bits, a_kind)
     _fill(B, w, b_op, _fragment(_b_coords, k, bits), bits, b_kind)
     _negate_sources(s, A, B, a_op, b_op, bits)
+    if sparse and getattr(a_op, "neg", False):
+        packed = -packed
     # C/D: rows g (+8), columns 2t, 2t+1.
     C = np.zeros((nw, m, n), dtype=dtype)
     halves = m // 8
@@ -388,21 +408,18 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
                 v = creg[:, 2 * h + e]
                 C[:, G + 8 * h, 2 * T + e] = fp.f32(v).astype(np.float64) if acc_kind == "f32" \
                     else v.view(np.int32).astype(np.int64)
-    if a_kind in _FP8:
-        D = _each(_fp8_dot, A, B, C)
-    elif acc_kind == "f32" and a_kind in _MIN_EXP:
-        D = _hmma_f32(A, B, C, _MIN_EXP[a_kind])
-    elif acc_kind == "f16" and a_kind == "f16" and F16_ACCUMULATION != "exact":
-        D = _each(_hmma_f16, A, B, C)
-    elif a_kind == "b1":
-        # popc(a XOR b) = a + b - 2ab over bits; popc(a AND b) = ab
-        both = A @ B
-        D = C + (both if "AND" in s.ins.modifiers else
-                 A.sum(axis=2)[:, :, None] + B.sum(axis=1)[:, None, :] - 2 * both)
-    elif dtype is np.int64:
-        D = A @ B + C                               # integers: exact in any order
+    if sparse and dtype is np.float64:
+        # the sparse unit multiplies each stored element of A by the row of B its metadata
+        # names, and nothing else: B's NaN or infinity in a row A leaves out does not reach
+        # D, and two elements the metadata puts on one column are two products (GPU run 27,
+        # fuzz 9500743: HMMA.SP.16832.F32 gave finite D where the dense A's zeros times B's
+        # NaNs made NaN, and a last bit that the summed element's one product missed).
+        # Each row of D as the product of the row's stored elements and B's rows gathered.
+        D = np.stack([_dense_product(s, packed[None, i:i + 1], B[:, where[i], :], C[:, i:i + 1],
+                                     a_kind, acc_kind, dtype)[:, 0]
+                      for i in range(m)], axis=1)
     else:
-        D = _each(lambda a, b, c: a @ b + c, A, B, C)
+        D = _dense_product(s, A, B, C, a_kind, acc_kind, dtype)
     out = []
     if acc_kind == "f16":
         for h in range(halves):
@@ -420,6 +437,26 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
                         v = np.clip(v, -(1 << 31), (1 << 31) - 1)
                     out.append((v.astype(np.int64) & 0xFFFFFFFF).astype(U32))
     w.wn(d, out, mask)
+
+
+def _dense_product(s, A, B, C, a_kind, acc_kind, dtype):
+    """D = A·B + C of matrices with a leading warp axis, by the arithmetic of `a_kind`'s unit."""
+    if a_kind in _FP8:
+        D = _each(_fp8_dot, A, B, C)
+    elif acc_kind == "f32" and a_kind in _MIN_EXP:
+        D = _hmma_f32(A, B, C, _MIN_EXP[a_kind])
+    elif acc_kind == "f16" and a_kind == "f16" and F16_ACCUMULATION != "exact":
+        D = _each(_hmma_f16, A, B, C)
+    elif a_kind == "b1":
+        # popc(a XOR b) = a + b - 2ab over bits; popc(a AND b) = ab
+        both = A @ B
+        D = C + (both if "AND" in s.ins.modifiers else
+                 A.sum(axis=2)[:, :, None] + B.sum(axis=1)[:, None, :] - 2 * both)
+    elif dtype is np.int64:
+        D = A @ B + C                               # integers: exact in any order
+    else:
+        D = _each(lambda a, b, c: a @ b + c, A, B, C)
+    return D
 
 
 @semantics("HMMA", vector=True)

@@ -1928,10 +1928,10 @@ class Generator:
 
     def launch(self) -> tuple:
         rng = self.rng
-        # stmatrix/movmatrix are .sync.aligned: a CTA whose last warp is partial leaves them
-        # undefined (the H200 stored nothing there: GPU run 25, seeds 9500363 and 9500094);
-        # so is mma.sp (the `sparse` group): with 17 threads a CTA the H200 gave ptxas's and
-        # our cubins each other bits (GPU run 27, seeds 9500435, 9500547, 9500692)
+        # stmatrix/movmatrix and mma.sp are .sync.aligned: a CTA whose last warp is partial
+        # leaves them undefined (the H200 stored nothing there: GPU run 25, seeds 9500363 and
+        # 9500094; mma.sp left D's registers as they were, which differ between compilers:
+        # run 27, 9500435, 9500547, 9500692)
         needs_warps = self.on("warp") or self.on("mma") or self.on("stmatrix") or self.on("sparse")
         shapes = LAUNCHES_FULL_WARPS + ([] if needs_warps else LAUNCHES_ANY)
         if self.pressure == "extreme":
