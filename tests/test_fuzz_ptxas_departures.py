@@ -2068,23 +2068,10 @@ def test_narrow_pair_packed_under_a_16bit_value_keeps_that_value(arch, version, 
     assert re.search(rf"\b(IMAD\.MOV\.U32 {r}, RZ, RZ, {r}|MOV {r}, {r}) ;", listing[merge.end():])
 
 
-BYTE_OF_AN_F32_SET_WITH_A_SQRT = HEAD + """
-.visible .entry k(.param .u64 out, .param .u64 in, .param .f64 u0)
-{
-    .reg .b16 %h<2>;
-    .reg .b32 %r<2>;
-    .reg .b64 %d<4>;
-    ld.param.u64 %d2, [out];
-    ld.param.u64 %d3, [in];
-    ld.global.b16 %h1, [%d3];
-    ld.param.f64 %d0, [u0];
-    sqrt.rm.f64 %d1, %d0;
-    set.gt.f32.s16 %r1, %h1, 12647;
-    cvt.u16.u8 %h0, %r1;
-    st.global.b16 [%d2], %h0;
-    ret;
-}
-"""
+# S64_OF_AN_F32_SET_WITH_A_SQRT's kernel, the set's result stored as its low byte
+BYTE_OF_AN_F32_SET_WITH_A_SQRT = S64_OF_AN_F32_SET_WITH_A_SQRT.replace(
+    "    cvt.s64.u32 %d1, %r1;\n    st.global.b64 [%d2], %d1;\n",
+    "    cvt.u16.u8 %h0, %r1;\n    st.global.b16 [%d2], %h0;\n")
 
 
 @pytest.mark.parametrize("target", ["sm_75", "sm_100"])

@@ -188,23 +188,16 @@ DONE:
 def _set_prescale_to_one(cubin: bytes, arch: str) -> tuple[bytes, int]:
     """The cubin with every FMUL whose immediate is 1/(2 pi) multiplying by 1.0 instead; how
     many were changed."""
-    from tools.gpu_check.variants import text_sections
-    from ptx2sass.encoder import codec
-    data = bytearray(cubin)
-    changed = 0
-    for _name, offset, size in text_sections(cubin):
-        for at in range(offset, offset + size - 15, 16):
-            word = int.from_bytes(data[at:at + 16], "little")
-            try:
-                text = codec.decode(word, arch)     # an Instruction
-            except Exception:  # noqa: BLE001 - padding and words the tables lack
-                continue
-            # FMUL's immediate form holds its 32-bit immediate in bits 32..63
-            if text.opcode == "FMUL" and (word >> 32) & 0xFFFFFFFF == ONE_OVER_TWO_PI:
-                word = (word & ~(0xFFFFFFFF << 32)) | (0x3F800000 << 32)
-                data[at:at + 16] = word.to_bytes(16, "little")
-                changed += 1
-    return bytes(data), changed
+    from tools.gpu_check.variants import rewrite
+    changed = []
+
+    def one(word: int, control: int, op: str, index: int) -> int:
+        # FMUL's immediate form holds its 32-bit immediate in bits 32..63
+        if op == "FMUL" and (word >> 32) & 0xFFFFFFFF == ONE_OVER_TWO_PI:
+            changed.append(index)
+            return (word & ~(0xFFFFFFFF << 32)) | (0x3F800000 << 32)
+        return word
+    return rewrite(cubin, arch, one), len(changed)
 
 
 def prepare(out: Path, arch: str, second: bool = False) -> None:
