@@ -91,13 +91,19 @@ def _replay(tm, machine, events) -> None:
 def _entries(decoded, tm) -> list | None:
     if MEMO_TRAILS <= 0:
         return None
-    memo = decoded.__dict__.setdefault("machine_trail_memo", {})
-    key = (type(tm), id(tm.lat), tm.serialised)
+    return memo_list(decoded, "machine_trail_memo", (type(tm), id(tm.lat), tm.serialised), tm.lat)
+
+
+def memo_list(decoded, attr: str, key: tuple, lat) -> list:
+    """The trails kept on `decoded` (in its attribute `attr`) under `key`: a fresh list where
+    the checker's latency model is another object than the one they were recorded with; all
+    dropped once `_MEMO_KEYS` keys are kept."""
+    memo = decoded.__dict__.setdefault(attr, {})
     slot = memo.get(key)
-    if slot is None or slot[0] is not tm.lat:
+    if slot is None or slot[0] is not lat:
         if len(memo) >= _MEMO_KEYS:
             memo.clear()
-        slot = memo[key] = (tm.lat, [])
+        slot = memo[key] = (lat, [])
     return slot[1]
 
 

@@ -885,20 +885,13 @@ _PKEYS = [("P", i) for i in range(8)]
 # and writes, and of the checker's latency model and methods: the key holds those.
 MEMO_TRAILS = 4             # trails kept per (decoding, register limit, checker)
 MAX_TRAIL = 1 << 14         # a longer trail is flushed at a branch (memory), and kept by no one
-_MEMO_KEYS = 8              # checkers kept per decoding (a test's model may be new per launch)
 
 
 def _memo_entries(decoded, tm, limit) -> list | None:
     if MEMO_TRAILS <= 0 or type(tm).end is not _pure_end():
         return None                 # (an `end` wrapped in place, as a test's, sees every call)
-    memo = decoded.__dict__.setdefault("scalar_traced_memo", {})
-    key = (limit, type(tm), id(tm.lat), tm.serialised)
-    slot = memo.get(key)
-    if slot is None or slot[0] is not tm.lat:
-        if len(memo) >= _MEMO_KEYS:
-            memo.clear()
-        slot = memo[key] = (tm.lat, [])
-    return slot[1]
+    from .checker_trail import memo_list
+    return memo_list(decoded, "scalar_traced_memo", (limit, type(tm), id(tm.lat), tm.serialised), tm.lat)
 
 
 def _pure_end():
