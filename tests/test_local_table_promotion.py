@@ -19,7 +19,10 @@ from test_codegen_quality import _instructions
 
 DIR = Path(__file__).parent / "local_tables"
 PROMOTED = {"promoted_7_words": True, "promoted_constant_load": True,
-            "memory_no_constant_access": False, "memory_32_bytes": False}
+            "memory_no_constant_access": False, "memory_32_bytes": False,
+            # NVVM's `mul.wide` + `add` of the index into a 64-bit local address (text_scan's
+            # tokenize_counts: `int c[5]; c[k]++`), unsigned and signed with an offset
+            "promoted_wide_index": True, "promoted_wide_index_s32": True}
 
 
 def _local_accesses(listing: list[str]) -> int:
@@ -44,15 +47,16 @@ def test_ours_keeps_in_memory_what_ptxas_keeps(name):
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90"])
-@pytest.mark.parametrize("name", ["promoted_7_words", "promoted_constant_load"])
+@pytest.mark.parametrize("name", ["promoted_7_words", "promoted_constant_load", "promoted_wide_index",
+                                  "promoted_wide_index_s32"])
 def test_table_in_registers_computes_ptxas_s_values(name, arch):
     ptx = (DIR / f"{name}.ptx").read_text().replace("sm_89", arch)
     theirs = oracle.ptxas(ptx, arch=arch).output
     ours = _ours(ptx, arch)
-    data = np.random.default_rng(3).integers(0, 1 << 30, 64, dtype=np.uint32)
+    data = np.random.default_rng(3).integers(0, 1 << 30, 32 * 16, dtype=np.uint32)
     outs = []
     for cubin in (ours, theirs):
-        out = np.zeros(32, dtype=np.uint32)
+        out = np.zeros(32 * 5, dtype=np.uint32)
         res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(5)], hazard_check=True)
         assert not res.hazards
         outs.append(out)
