@@ -3,7 +3,7 @@ text_scan's tokenize_counts: NVVM's `1 << c` class masks, `and.b64 t, m, C;
 setp.ne.s64 p, t, 0`): ptxas 13.5 writes `LOP3.LUT P0, RZ, lo, C_lo, RZ, 0xc0, !PT` and,
 where C's high word is not zero, `LOP3.LUT P0, RZ, hi, C_hi, RZ, 0xc0, P0`; a compare of two
 values whose high words are both known zero needs no second ISETP. Expectations from ptxas's
-own SASS and outputs in the emulator; fails on main c9c8c061 (28 instructions, ptxas 23,
+own SASS and outputs in the emulator; fails on main 249cc2a9 (28 instructions, ptxas 23,
 no LOP3 predicate result)."""
 from pathlib import Path
 
