@@ -9,7 +9,10 @@ sm_120): the array is at most `MAX_BYTES` and at least one access has a constant
 (a store or a load at `[t+24]`); with every access at a computed address it stays in memory
 at any size. We also ask that the array be private to these accesses (its address reaches
 nothing but `.local` loads and stores of 32-bit words and the additions deriving their
-addresses) and that the accesses be unguarded and not volatile.
+addresses) and that the accesses be unguarded and not volatile. The frame goes whole or not
+at all (the probes `memory_frame_*`): with another referenced local kept in memory (a 64-byte
+array, a byte array) ptxas keeps the small ones there too. (ptxas also keeps them for a dead
+`mov.u64 %rd, a` of another local; ours has removed that by then.)
 
 Out of range, PTX leaves the access undefined; as in ptxas's code a store there writes no
 word and a load there gives an unspecified value (the chain starts from an undefined one).
@@ -20,7 +23,7 @@ frontier of the blocks that store, renamed over the dominator tree)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dead_local_stores import _address_origins, _origin
+from ptx2sass.opt.dead_local_stores import _address_origins, _origin, _referenced_symbols
 from ptx2sass.opt.fold import signed_value
 from ptx2sass.opt.uses import substitute
 
@@ -37,16 +40,24 @@ def promote_local_tables(fn: ir.Function) -> bool:
     points_to = _address_origins(fn, {v.name for v in fn.locals if v.space == "local"})
     if points_to is None:
         return False
-    changed = False
     idom = ir.dominators(fn)
     if any(b not in idom for b in fn.blocks):
         return False
-    for var in [v for v in fn.locals if v.name in names]:
+    # ptxas promotes the frame whole or not at all: one referenced local that stays in
+    # memory (too big, its address used otherwise, even a dead `mov.u64 %rd, a`) keeps
+    # the others there too
+    referenced = _referenced_symbols(fn)
+    if any(v.space == "local" and v.name in referenced and v.name not in names for v in fn.locals):
+        return False
+    plans = []
+    for var in [v for v in fn.locals if v.name in names and v.name in referenced]:
         plan = _accesses(fn, var, points_to)
-        if plan is not None:
-            _promote(fn, var, *plan)
-            changed = True
-    return changed
+        if plan is None:
+            return False
+        plans.append((var, plan))
+    for var, plan in plans:
+        _promote(fn, var, *plan)
+    return bool(plans)
 
 
 def _accesses(fn: ir.Function, var: ir.Variable, points_to):
