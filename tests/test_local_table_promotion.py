@@ -19,7 +19,13 @@ from test_codegen_quality import _instructions
 
 DIR = Path(__file__).parent / "local_tables"
 PROMOTED = {"promoted_7_words": True, "promoted_constant_load": True,
-            "memory_no_constant_access": False, "memory_32_bytes": False}
+            "memory_no_constant_access": False, "memory_32_bytes": False,
+            # NVVM's `mul.wide` + `add` of the index into a 64-bit local address (text_scan's
+            # tokenize_counts: `int c[5]; c[k]++`), unsigned and signed with an offset
+            "promoted_wide_index": True, "promoted_wide_index_s32": True,
+            # the frame whole or not at all: two small arrays both go to registers; next
+            # to a 64-byte array kept in memory, the small one stays in memory too
+            "promoted_frame_two_arrays": True, "memory_frame_other_in_memory": False}
 
 
 def _local_accesses(listing: list[str]) -> int:
@@ -44,15 +50,16 @@ def test_ours_keeps_in_memory_what_ptxas_keeps(name):
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90"])
-@pytest.mark.parametrize("name", ["promoted_7_words", "promoted_constant_load"])
+@pytest.mark.parametrize("name", ["promoted_7_words", "promoted_constant_load", "promoted_wide_index",
+                                  "promoted_wide_index_s32", "promoted_frame_two_arrays"])
 def test_table_in_registers_computes_ptxas_s_values(name, arch):
     ptx = (DIR / f"{name}.ptx").read_text().replace("sm_89", arch)
     theirs = oracle.ptxas(ptx, arch=arch).output
     ours = _ours(ptx, arch)
-    data = np.random.default_rng(3).integers(0, 1 << 30, 64, dtype=np.uint32)
+    data = np.random.default_rng(3).integers(0, 1 << 30, 32 * 16, dtype=np.uint32)
     outs = []
     for cubin in (ours, theirs):
-        out = np.zeros(32, dtype=np.uint32)
+        out = np.zeros(32 * 5, dtype=np.uint32)
         res = run(cubin, "k", (1, 1, 1), (32, 1, 1), [out, data.copy(), np.uint32(5)], hazard_check=True)
         assert not res.hazards
         outs.append(out)
@@ -104,3 +111,13 @@ def test_unary_math_table_in_registers():
     assert _local_accesses(ours) == 0
     compares = [sum(o.split()[0].startswith("ISETP") for o in x) for x in (ours, theirs)]
     assert compares[0] <= 1.1 * compares[1], compares
+
+
+def test_small_array_stays_next_to_one_in_memory():
+    """ptxas promotes the frame whole or not at all: `b[4]` (a computed store, a load at
+    `[b+4]`) next to a 64-byte `a` in memory is stored and loaded too (4 LDL/STL, not 2)."""
+    ptx = (DIR / "memory_frame_other_in_memory.ptx").read_text()
+    ref = _instructions(sass_listing(oracle.ptxas(ptx).output))
+    ours = _instructions(sass_listing(_ours(ptx)))
+    assert _local_accesses(ref) == 4
+    assert _local_accesses(ours) == _local_accesses(ref), ours

@@ -740,6 +740,13 @@ class IntegerSelection:
             a, b, cmp = b, a, MIRRORED_COMPARE.get(cmp, cmp)
         op, unsigned = INT_COMPARE[cmp]
         unsigned = unsigned if unsigned is not None else not _signed(ty)
+        if _bits(ty) == 64 and self.part_of(a, 1) == RZ and self.part_of(b, 1) == RZ:
+            # both high words known zero (a zero-extended value against a 32-bit constant,
+            # as ptxas's `ISETP.NE.U32` for `setp.ne.s64 (cvt.u64.u16 x), 0`): the low words
+            # decide, unsigned, whatever the signedness
+            self.emit("ISETP", (op, "U32", bool_mod),
+                      [dests[0], second, self.reg_part(a, 0), self.part_of(b, 0), combine], ndefs=2)
+            return
         if _bits(ty) == 64:
             # the .EX compare's second result is the complement (combined likewise): q of p|q
             lo = VOp(self.mf.new_vreg("P"))

@@ -9,7 +9,10 @@ sm_120): the array is at most `MAX_BYTES` and at least one access has a constant
 (a store or a load at `[t+24]`); with every access at a computed address it stays in memory
 at any size. We also ask that the array be private to these accesses (its address reaches
 nothing but `.local` loads and stores of 32-bit words and the additions deriving their
-addresses) and that the accesses be unguarded and not volatile.
+addresses) and that the accesses be unguarded and not volatile. The frame goes whole or not
+at all (the probes `memory_frame_*`): with another referenced local kept in memory (a 64-byte
+array, a byte array) ptxas keeps the small ones there too. (ptxas also keeps them for a dead
+`mov.u64 %rd, a` of another local; ours has removed that by then.)
 
 Out of range, PTX leaves the access undefined; as in ptxas's code a store there writes no
 word and a load there gives an unspecified value (the chain starts from an undefined one).
@@ -20,7 +23,7 @@ frontier of the blocks that store, renamed over the dominator tree)."""
 from __future__ import annotations
 
 from ptx2sass import ir
-from ptx2sass.opt.dead_local_stores import _address_origins, _origin
+from ptx2sass.opt.dead_local_stores import _address_origins, _origin, _referenced_symbols
 from ptx2sass.opt.fold import signed_value
 from ptx2sass.opt.uses import substitute
 
@@ -37,16 +40,24 @@ def promote_local_tables(fn: ir.Function) -> bool:
     points_to = _address_origins(fn, {v.name for v in fn.locals if v.space == "local"})
     if points_to is None:
         return False
-    changed = False
     idom = ir.dominators(fn)
     if any(b not in idom for b in fn.blocks):
         return False
-    for var in [v for v in fn.locals if v.name in names]:
+    # ptxas promotes the frame whole or not at all: one referenced local that stays in
+    # memory (too big, its address used otherwise, even a dead `mov.u64 %rd, a`) keeps
+    # the others there too
+    referenced = _referenced_symbols(fn)
+    if any(v.space == "local" and v.name in referenced and v.name not in names for v in fn.locals):
+        return False
+    plans = []
+    for var in [v for v in fn.locals if v.name in names and v.name in referenced]:
         plan = _accesses(fn, var, points_to)
-        if plan is not None:
-            _promote(fn, var, *plan)
-            changed = True
-    return changed
+        if plan is None:
+            return False
+        plans.append((var, plan))
+    for var, plan in plans:
+        _promote(fn, var, *plan)
+    return bool(plans)
 
 
 def _accesses(fn: ir.Function, var: ir.Variable, points_to):
@@ -70,7 +81,14 @@ def _accesses(fn: ir.Function, var: ir.Variable, points_to):
             if not touches:
                 continue
             if ins.dests and ins.dests[0].id in points_to and var.name in points_to[ins.dests[0].id]:
-                # address arithmetic: base (+|-) something that does not point anywhere
+                # address arithmetic: base (+|-) something that does not point anywhere, or
+                # a scaled index added to the base (`mad.wide` of `mul.wide` + `add`)
+                if _is_scaled_index(ins):
+                    if (touches != [2] or points_to[ins.dests[0].id] != mine
+                            or any(_origin(s, points_to, mine) for s in ins.srcs[:2])):
+                        return None
+                    derivations.append(ins)
+                    continue
                 if (ins.opcode not in _DERIVE or ins.modifiers or ins.guard is not None or len(ins.dests) != 1
                         or points_to[ins.dests[0].id] != mine or touches != [0]
                         or any(_origin(s, points_to, mine) for s in ins.srcs[1:])
@@ -108,6 +126,14 @@ def _accesses(fn: ir.Function, var: ir.Variable, points_to):
     return derivations, derived_phis, accesses, const_offset
 
 
+def _is_scaled_index(ins: ir.Instr) -> bool:
+    """`mad.lo`/`mad.wide` a, b, base: an index times a size plus an address, whose result
+    stays base + offset whatever a and b are."""
+    return (ins.opcode == "mad" and ins.modifiers in (("lo",), ("wide",)) and ins.guard is None
+            and len(ins.dests) == 1 and len(ins.srcs) == 3 and ins.type in ir.TYPES
+            and ins.type[0] in "bsu" and not any(isinstance(s, ir.Address) for s in ins.srcs))
+
+
 def _is_word(v) -> bool:
     return isinstance(v, (ir.Value, ir.Const)) and v.type in ir.TYPES and ir.type_bits(v.type) == 32
 
@@ -121,10 +147,14 @@ def _offset_of(operand, const_offset: dict[int, int]) -> int | None:
 
 
 def _promote(fn: ir.Function, var: ir.Variable, derivations, derived_phis, accesses, const_offset) -> None:
+    scaled = _scaled_indices(derivations, const_offset)
     # the address of var is 0 from here: what derives from it is the offset into it
     for ins in derivations:
         if ins.opcode == "add" and _offset_of(ins.srcs[0], const_offset) == 0:
             ins.opcode, ins.srcs, ins.modifiers = "mov", [ins.srcs[1]], ()     # 0 + x
+            continue
+        if ins.opcode == "mad":
+            ins.srcs = [*ins.srcs[:2], _as_offset(ins.srcs[2], ins.dests[0].type)]
             continue
         ins.srcs = [_as_offset(ins.srcs[0], ins.dests[0].type), *ins.srcs[1:]]
     for phi in derived_phis:
@@ -163,7 +193,7 @@ def _promote(fn: ir.Function, var: ir.Variable, derivations, derived_phis, acces
                     current[at // WORD] = value
                     continue
                 for w in range(words):
-                    p = _equals(fn, out, addr, w, ins.line)
+                    p = _equals(fn, out, addr, w, ins.line, scaled)
                     new = fn.new_value("b32", f"{var.name}.{w}")
                     out.append(ir.Instr("mov", [new], [value], type="b32", guard=p, merge=[current[w]],
                                         line=ins.line))
@@ -177,7 +207,7 @@ def _promote(fn: ir.Function, var: ir.Variable, derivations, derived_phis, acces
             prev = fn.new_value(dest.type, dest.name)
             out.append(ir.Instr("undef", [prev], type=dest.type, line=ins.line))
             for w in range(words):
-                p = _equals(fn, out, addr, w, ins.line)
+                p = _equals(fn, out, addr, w, ins.line, scaled)
                 new = dest if w == words - 1 else fn.new_value(dest.type, dest.name)
                 out.append(ir.Instr("mov", [new], [current[w]], type=dest.type, guard=p, merge=[prev],
                                     line=ins.line))
@@ -200,11 +230,38 @@ def _as_offset(operand, ty: str):
     return operand
 
 
-def _equals(fn: ir.Function, out: list, addr: ir.Address, w: int, line) -> ir.Value:
-    """A predicate: the computed address `addr` is word `w`'s."""
+def _scaled_indices(derivations, const_offset) -> dict[int, tuple]:
+    """Value id -> (index, scale, signed) for the offsets that are a 32-bit index times a
+    constant, widened exactly (`mad.wide.{u32,s32} index, scale, var + 0`)."""
+    out = {}
+    for ins in derivations:
+        if (ins.opcode == "mad" and ins.modifiers == ("wide",) and ins.type in ("u32", "s32")
+                and _offset_of(ins.srcs[2], const_offset) == 0):
+            a, b = ins.srcs[:2]
+            index, scale = (a, b) if isinstance(b, ir.Const) else (b, a)
+            if isinstance(index, ir.Value) and isinstance(scale, ir.Const):
+                signed = ins.type == "s32"
+                c = signed_value(scale.value, 32) if signed else scale.value & 0xFFFFFFFF
+                if c:
+                    out[ins.dests[0].id] = (index, c, signed)
+    return out
+
+
+def _equals(fn: ir.Function, out: list, addr: ir.Address, w: int, line, scaled=None) -> ir.Value:
+    """A predicate: the computed address `addr` is word `w`'s. Where the offset is a 32-bit
+    index times a constant (exact in 64 bits), the index itself is compared: one 32-bit
+    compare instead of a 64-bit one, and the product is not needed."""
     base = addr.base
     p = fn.new_value("pred")
     want = (w * WORD - addr.offset) % (1 << ir.type_bits(base.type))
+    if scaled and base.id in scaled:
+        index, c, signed = scaled[base.id]
+        target = signed_value(want, 64) if signed else want
+        lo, hi = (-(1 << 31), 1 << 31) if signed else (0, 1 << 32)
+        if target % c == 0 and lo <= target // c < hi:
+            out.append(ir.Instr("setp", [p], [index, ir.Const((target // c) & 0xFFFFFFFF, index.type)],
+                                modifiers=("eq",), type="b32", line=line))
+            return p
     out.append(ir.Instr("setp", [p], [base, ir.Const(want, base.type)], modifiers=("eq",),
                         type=f"b{ir.type_bits(base.type)}", line=line))
     return p
