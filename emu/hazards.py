@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptx2sass.encoder.model import IndexList, Mem
+from ptx2sass.encoder.model import IndexList
 from ptx2sass.fences import EFFECT_WAITERS, effect_on_read_scoreboard, memory_effect
 from ptx2sass.sched.control import MIN_STALL
 from .ops_gmma import accumulator_registers
@@ -63,17 +63,6 @@ NO_SB = 7
 EFFECT_NAMES = {"inval": "mbarrier.inval's write-back of the object", "proxy": "proxy fence",
                 "membar": "CTA memory barrier", "ivall": "the SYNCS unit's invalidation after mbarrier.init",
                 "tensor": "tensor-memory store fence", "exch": "mbarrier.init's exchange (SYNCS.EXCH)"}
-
-
-def exch_apart(effect: tuple, facts) -> bool:
-    """Whether an exchange (mbarrier.init) needs no wait for an earlier one's effect: both name
-    the same base registers and 8-byte objects at different offsets (ptxas 13.5's sm_90 code
-    issues `SYNCS.EXCH.64 [UR6]` and `[UR6+0x8]` back to back, real-world
-    bulk_pipeline double_buffered_sum; a per-lane loop's next exchange, whose object may be
-    the same, waits)."""
-    earlier, this = effect[3], facts.object
-    return earlier is not None and this is not None and earlier[:2] == this[:2] \
-        and abs(earlier[2] - this[2]) >= 8
 
 
 @dataclass(frozen=True)
@@ -427,13 +416,17 @@ class TimingModel:
         if clock.effects and facts.waits_for:
             for kind in facts.waits_for:
                 e = clock.effects.get(kind)
-                if e is not None and not exch_apart(e, facts):
+                # an exchange after an exchange needs no wait: ptxas 13.5 issues the mbarrier.inits
+                # of a kernel's barriers back to back (`SYNCS.EXCH.64 [UR8]`, `[UR9]`, `[UR8+0x8]`
+                # on sm_100; `[UR6]`, `[UR6+0x8]` on sm_90: real-world producer_consumer,
+                # double_buffered_sum); a per-lane loop's next one waits to rewrite its sources
+                if e is not None and not (kind == "exch" and facts.effect == "exch"):
                     self._flag(facts.offset, f"{op} issues before the late memory effect of the {e[2]} at "
                                              f"0x{e[1]:04x} ({EFFECT_NAMES[kind]}) is over: "
                                              + ("no wait on its scoreboard" if e[0] != NO_SB else "it sets no scoreboard"))
         if facts.effect:
             sb = facts.rd_sb if effect_on_read_scoreboard(facts.effect) else facts.wr_sb
-            clock.effects[facts.effect] = (sb, facts.offset, op, facts.object)
+            clock.effects[facts.effect] = (sb, facts.offset, op)
         # the footprint's registers with what is fixed about each (its last one kept: an
         # instruction mostly touches the same registers each time it runs)
         fp = facts.footprint
@@ -628,7 +621,7 @@ class _StepFacts:
                  "sets_scoreboards", "op", "reader", "modifiers", "offset", "wr_sb", "rd_sb", "stall", "drains",
                  "addend", "late_reads", "uniform_late", "issue_group", "after_barrier", "read_unit", "never", "read_order",
                  "lat", "late_window", "pad_role", "reader_fixed", "needs", "need_arrived", "special", "tail",
-                 "keyed_regs", "landing", "gmma", "footprint", "plain", "waits_for", "effect", "object")
+                 "keyed_regs", "landing", "gmma", "footprint", "plain", "waits_for", "effect")
 
     def __init__(self, ins, lat, offset: int = 0):
         op = ins.opcode
@@ -693,9 +686,6 @@ class _StepFacts:
                                                       if op in ops and k in lat.LATE_MEMORY_EFFECTS)
         effect = memory_effect(op, ins.modifiers)
         self.effect = effect if effect in lat.LATE_MEMORY_EFFECTS else None
-        # an exchange's object, as (base registers, offset): `exch_apart` tells two apart
-        self.object = next(((o.base, o.ubase, o.offset) for o in ins.operands if isinstance(o, Mem)), None) \
-            if effect == "exch" else None
         self.footprint = None       # `_footprint` of the registers it touched last
         # `TimingModel.end`'s common case: none of the above but its registers to look at
         self.plain = not (self.special or self.tail or self.gmma or self.drains or self.variable
