@@ -27,7 +27,6 @@ import numpy as np
 
 TABLE_FILE = Path(__file__).resolve().parent / "data" / "mufu_sm90.npz"
 CORRECTED = ("RCP", "RSQ", "SQRT")
-MODELLED = CORRECTED + ("EX2", "LG2")
 PACKED = ("rcp", "rsq", "sqrt", "ex2_pos", "ex2_neg")
 HALF_TABLES = {("EX2", "f16"): "ex2_f16", ("TANH", "f16"): "tanh_f16",
                ("EX2", "bf16"): "ex2_bf16", ("TANH", "bf16"): "tanh_bf16"}
@@ -193,3 +192,8 @@ def half_table(fn: str, kind: str) -> np.ndarray | None:
     """The measured output bits of MUFU.`fn`.F16/.BF16 for every input's bits, or None."""
     key = HALF_TABLES.get((fn, kind))
     return None if key is None else _table(key)
+
+
+# the functions modelled whole (result bits of input bits), and their one-value forms
+MODELS = {"EX2": ex2_f32, "LG2": lg2_f32}
+MODELS_ONE = {"EX2": ex2_f32_one, "LG2": lg2_f32_one}

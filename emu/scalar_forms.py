@@ -21,7 +21,7 @@ import numpy as np
 
 from ptx2sass.encoder.model import ConstRef, Imm, Mem, Reg
 
-from .mufu_measured import ex2_f32_one, lg2_f32_one
+from .mufu_measured import MODELS_ONE
 from .single_lane import M32, M64, _flush, f32_bits, f32_value
 from .specialise import _access, shared_address_parts
 
@@ -136,13 +136,8 @@ def _cos(x: float):
 # empties it to time the scalar path without them)
 MUFU64H = {"RCP64H", "RSQ64H"}
 
-# MUFU functions modelled from the H200's measurements: fn -> its result bits of input bits
-MEASURED = {"EX2": ex2_f32_one, "LG2": lg2_f32_one}
-
 # fn → (f, whether an input is in the domain where NumPy computes it without a warning)
 _LIBM = {
-    "EX2": (np.exp2, lambda x: -math.inf < x < 1024.0),
-    "LG2": (np.log2, lambda x: 0.0 < x < math.inf),
     "SIN": (_sin, math.isfinite),
     "COS": (_cos, math.isfinite),
     "TANH": (np.tanh, math.isfinite),
@@ -152,15 +147,16 @@ _LIBM = {
 @form("MUFU")
 def _mufu(step, fallback, x):
     """MUFU.EX2/LG2/SIN/COS/TANH as ops_float.op_mufu: the FP32 source (`|.|`, `-`, then a
-    denormal flushed, except for TANH) in FP64, NumPy's function of it, rounded to FP32 (a
-    denormal flushed, except for TANH), a NaN the canonical one."""
+    denormal flushed, except for TANH); EX2/LG2 the H200's measured function of its bits,
+    the others NumPy's function of it in FP64 rounded to FP32 (a denormal flushed, except
+    for TANH), a NaN the canonical one."""
     ins = step.ins
     if len(ins.modifiers) == 1 and ins.modifiers[0] in MUFU64H and len(ins.operands) == 2:
         return _mufu64h(step, fallback, x)
-    if len(ins.modifiers) != 1 or ins.modifiers[0] not in _LIBM or len(ins.operands) != 2:
+    if len(ins.modifiers) != 1 or len(ins.operands) != 2 \
+            or ins.modifiers[0] not in _LIBM and ins.modifiers[0] not in MODELS_ONE:
         return None
     name = ins.modifiers[0]
-    fn, domain = _LIBM[name]
     d, a_op = x.dst(ins.operands[0]), ins.operands[1]
     a = x.src(a_op, neg=False)
     if d is None or a is None:
@@ -169,13 +165,14 @@ def _mufu(step, fallback, x):
     flip = 0x80000000 if getattr(a_op, "neg", False) else 0
     flush = (lambda b: b) if name == "TANH" else _flush
 
-    if name in MEASURED:
+    if name in MODELS_ONE:
         # the H200's measured EX2/LG2 (emu/mufu_measured.py): every input, no fallback needed
-        measured = MEASURED[name]
+        measured = MODELS_ONE[name]
 
         def measured_mufu(t, s, active, mask):
             d(t, measured(_flush((a(t) & keep) ^ flip)), mask)
         return measured_mufu
+    fn, domain = _LIBM[name]
 
     def mufu(t, s, active, mask):
         v = f32_value(flush((a(t) & keep) ^ flip))
