@@ -90,11 +90,11 @@ def build(capture: Capture) -> dict[str, np.ndarray]:
     from emu import mufu_measured
     mufu_measured.use_tables({k: mufu_measured.unpack2(t) if k in mufu_measured.PACKED else t
                               for k, t in tables.items()})
-    models = {"ex2": mufu_measured.ex2_f32, "lg2": mufu_measured.lg2_f32}
     for name, s in capture.sweeps.items():
-        if s["fn"] in models:
+        model = mufu_measured.MODELS.get(s["fn"].upper())
+        if model is not None:
             x, v = capture.outputs(name)
-            wrong = np.count_nonzero(models[s["fn"]](x) != v)
+            wrong = np.count_nonzero(model(x) != v)
             if wrong:
                 raise SystemExit(f"{name}: the {s['fn'].upper()} model misses {wrong} of {len(x)} results")
     for fn in HALVES:
