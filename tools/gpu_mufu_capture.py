@@ -9,7 +9,7 @@ A sweep is (function, first input bits, step, count): thread i feeds the bits
 `first + i * step` (a 32-bit pattern; a half's in the low 16 bits) and stores its output's
 bits minus the previous input's output bits (its own for i = 0). Consecutive outputs of a
 smooth function differ by little, so 2^23 results deflate from 32 MiB to about 0.2-2 MiB
-(`decode` adds them back up). The `sin`/`cos` kernels are patched after ptxas so that MUFU
+(`tools.mufu_tables.Capture` adds them back up). The `sin`/`cos` kernels are patched after ptxas so that MUFU
 sees the swept value itself: ptxas scales the argument by 1/(2 pi) with an `FMUL.RZ` first,
 and its immediate is set to 1.0 (exact for every normal input; MUFU flushes subnormals).
 """
@@ -282,19 +282,6 @@ def run(bundle: Path, out: Path, device_kind: str, budget_bytes: int, file_bytes
     print(f"mufu capture: {sum('archive' in s for s in results['sweeps'])} sweeps, {spent} bytes, "
           f"{results['elapsed_s']} s")
     return 0
-
-
-# --------------------------------------------------------------------------- reading
-
-def decode(packed: bytes) -> list[int]:
-    """The output bits of a sweep, from its stored differences."""
-    raw = zlib.decompress(packed)
-    diffs = struct.unpack(f"<{len(raw) // 4}I", raw)
-    values, acc = [], 0
-    for d in diffs:
-        acc = (acc + d) & 0xFFFFFFFF
-        values.append(acc)
-    return values
 
 
 def main(argv=None) -> int:
