@@ -9,9 +9,10 @@ A sweep is (function, first input bits, step, count): thread i feeds the bits
 `first + i * step` (a 32-bit pattern; a half's in the low 16 bits) and stores its output's
 bits minus the previous input's output bits (its own for i = 0). Consecutive outputs of a
 smooth function differ by little, so 2^23 results deflate from 32 MiB to about 0.2-2 MiB
-(`tools.mufu_tables.Capture` adds them back up). The `sin`/`cos` kernels are patched after ptxas so that MUFU
-sees the swept value itself: ptxas scales the argument by 1/(2 pi) with an `FMUL.RZ` first,
-and its immediate is set to 1.0 (exact for every normal input; MUFU flushes subnormals).
+(`tools.mufu_tables.Capture` adds them back up). The `sin`/`cos` kernels are patched after
+ptxas so that MUFU sees the swept value itself: ptxas scales the argument by 1/(2 pi) with an
+`FMUL.RZ` first, and its immediate is set to 1.0 (exact for every normal input; MUFU
+flushes subnormals).
 """
 from __future__ import annotations
 
