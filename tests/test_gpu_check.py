@@ -715,3 +715,32 @@ def _rule_findings(cubin: bytes, name: str):
             if op.startswith("UBLK"):
                 offsets.add(f"0x{at - offset:04x}")
     return lambda text: any(f"load at {o} " in text for o in offsets)
+
+
+def test_emu_agreement_holds_the_emulator_to_what_the_gpu_wrote(bundle, tmp_path):
+    """tools.gpu_emu_agreement on a run where the emulator stood in for the GPU: where the
+    stand-in wrote the emulator's bits every launch agrees; a launch whose ptxas output was
+    corrupted on its way back (the 'GPU' wrote other bits) is counted as differing; a launch
+    passed within tolerance is held to the report's SHA-256 prefix, so a wrong prefix differs."""
+    from tools.gpu_emu_agreement import agreement
+    victim = Bundle(bundle).launches[2]["id"]
+    run, report = _run(bundle, tmp_path, "--device", "emulator", "--stages", "launches",
+                       env={"GPU_CHECK_FAKE": f"corrupt:{victim}:ptxas"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    run_dir = report.parent
+    (run_dir / "bundle").symlink_to(bundle, target_is_directory=True)
+    result = agreement(run_dir, None, "ptxas", None)
+    assert result["launches"] == 4, result
+    assert result["rows"][victim].startswith("differs in "), result
+    assert result["same"] == 3, result
+
+    doc = json.loads(report.read_text())
+    other = next(e for e in doc["launches"] if e["id"] != victim)
+    gpu = other["ptxas"]["gpu"]
+    gpu["emulator"]["verdict"] = "pass"
+    assert agreement(run_dir, None, "ptxas", None)["rows"][other["id"]] == "same"  # report not yet rewritten
+    report.write_text(json.dumps(doc))
+    assert agreement(run_dir, None, "ptxas", None)["rows"][other["id"]] == "same"  # the true prefix
+    gpu["sha"] = {n: "0" * 16 for n in gpu["sha"]}
+    report.write_text(json.dumps(doc))
+    assert agreement(run_dir, None, "ptxas", None)["rows"][other["id"]].startswith("differs in ")

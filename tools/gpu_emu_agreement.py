@@ -5,8 +5,8 @@ blame; this counts every corpus).
     python -m tools.gpu_emu_agreement RUN_DIR [--corpus realworld] [--build ptxas] [--select RE]
 
 RUN_DIR holds the check's `bundle.json` + `blobs.zip` (or a `bundle/` folder with them),
-`gpu_report.json` and `gpu_report_mismatches.zip`. The GPU's bytes: from the zip where the
-launch failed a comparison; the bundle's emulator outputs where the GPU wrote those bits
+`gpu_report.json` and `gpu_report_mismatches.zip` (absent when every comparison passed).
+The GPU's bytes: from the zip where the launch failed a comparison; the bundle's emulator outputs where the GPU wrote those bits
 ("same"); where it differed within the check's tolerance ("pass", nothing dumped) only the
 report's SHA-256 prefix of each output is known, and today's outputs are held to that.
 Each launch is run again in today's emulator (tools.gpu_check's emulator device) and its
@@ -33,8 +33,9 @@ def agreement(run_dir: Path, corpus: str | None, build: str, select: str | None)
     bundle = Bundle(_bundle_dir(run_dir))
     report = json.loads((run_dir / "gpu_report.json").read_text())
     verdicts = {r["id"]: r for r in report["launches"]}
-    dumped = zipfile.ZipFile(run_dir / "gpu_report_mismatches.zip")
-    names = set(dumped.namelist())
+    zipped = run_dir / "gpu_report_mismatches.zip"
+    dumped = zipfile.ZipFile(zipped) if zipped.exists() else None  # absent when nothing failed
+    names = set(dumped.namelist()) if dumped else set()
     device = EmuDevice(bundle.arch)
     rows = {}
     for spec in bundle.launches:
