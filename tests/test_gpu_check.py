@@ -744,3 +744,30 @@ def test_emu_agreement_holds_the_emulator_to_what_the_gpu_wrote(bundle, tmp_path
     gpu["sha"] = {n: "0" * 16 for n in gpu["sha"]}
     report.write_text(json.dumps(doc))
     assert agreement(run_dir, None, "ptxas", None)["rows"][other["id"]].startswith("differs in ")
+
+
+def test_emulator_device_passes_a_by_value_aggregate_parameter():
+    """Fuzz launches pass structs by value as hex ("bytes"); the emulator standing in for the
+    GPU (gpu_check run, tools.gpu_emu_agreement) must give the kernel those bytes, as the
+    CUDA device does (it faulted with 'string argument without an encoding')."""
+    from tools.gpu_check.device import Buffer, EmuDevice
+    ptx = """.version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .align 8 .b8 s[16])
+{
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [s+8];
+  cvta.to.global.u64 %rd3, %rd1;
+  st.global.u64 [%rd3], %rd2;
+  ret;
+}
+"""
+    device = EmuDevice("sm_89")
+    fn, _ = device.function(device.load(ptx.encode(), is_ptx=True), "k")
+    value = bytes(range(16))
+    got = device.run(fn, [1, 1, 1], [1, 1, 1], 0, [Buffer("out", 8)],
+                     [{"buffer": "out"}, {"type": "bytes", "value": value.hex(), "bytes": value.hex()}],
+                     ["out"]).outputs
+    assert got["out"] == value[8:]

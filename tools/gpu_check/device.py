@@ -332,10 +332,10 @@ class EmuDevice:
     def run(self, fn, grid, block, shared: int, buffers: list[Buffer], params: list[dict],
             outputs: list[str], repeats: int = 0, time_budget_s: float = 0.05, label: str = "",
             read: str = "first") -> RunResult:
-        from ptx2sass.emu import EmuFault, Param
+        from ptx2sass.emu import EmuFault
         from ptx2sass.emu.launch import Launch
 
-        from .prepare import load_program
+        from .prepare import emu_param, load_program
         if self._fault("crash", label):
             os._exit(9)
         if self._fault("hang", label):
@@ -353,8 +353,7 @@ class EmuDevice:
                 if init:
                     import numpy as np
                     placed[b.name].data[:len(init)] = np.frombuffer(bytes(init[:b.size]), np.uint8)
-            launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else Param(type=p["type"], value=p["value"])
-                               for p in params], placed)
+            launch.set_params([emu_param(p) for p in params], placed)
             launch.run()
             return {n: placed[n].data.tobytes() for n in outputs}
 

@@ -60,6 +60,15 @@ def _decoder_for(cubin: bytes):
     return cubin_listing_decoder(cubin)
 
 
+def emu_param(p: dict):
+    """A bundle's launch parameter as the emulator's Param (by-value aggregates come as hex)."""
+    from ptx2sass.emu import Param
+    if "buffer" in p:
+        return Param(buffer=p["buffer"])
+    return Param(type="bytes", value=scalar_bytes("bytes", p["value"])) if p["type"] == "bytes" \
+        else Param(type=p["type"], value=p["value"])
+
+
 def load_program(cubin: bytes, kernel: str):
     from ptx2sass.emu import EmuFault
     from ptx2sass.emu.loader import load_program as load
@@ -77,7 +86,7 @@ def emulate(cubin: bytes, kernel: str, grid, block, dynamic_shared_bytes: int,
     """Run one launch in the emulator with the hazard check and cycle model: {"status": "ok",
     "cycles", "instructions", "hazards", "buffers": {name: bytes}} or {"status": "fault",
     "error"}. `chains` names buffers to fill with pointer chains (calibration)."""
-    from ptx2sass.emu import EmuFault, Param
+    from ptx2sass.emu import EmuFault
     from ptx2sass.emu.hazards import TimingModel
     from ptx2sass.emu.launch import Launch
     from .worker import chain_bytes
@@ -92,9 +101,7 @@ def emulate(cubin: bytes, kernel: str, grid, block, dynamic_shared_bytes: int,
         for name, spec in (chains or {}).items():
             placed[name].data[:] = np.frombuffer(chain_bytes(spec, len(placed[name].data),
                                                              placed[name].base), np.uint8)
-        launch.set_params([Param(buffer=p["buffer"]) if "buffer" in p else
-                           Param(type="bytes", value=bytes.fromhex(p["value"])) if p["type"] == "bytes" else
-                           Param(type=p["type"], value=p["value"]) for p in params], placed)
+        launch.set_params([emu_param(p) for p in params], placed)
         launch.run()
     except EmuFault as e:
         return {"status": "fault", "error": str(e)[:500]}
