@@ -32,7 +32,10 @@ extern "C" __global__ void pipeline_double_buffer(const int* in, int* out) {
       cuda::memcpy_async(&buf[(stage + 1) & 1][threadIdx.x], &in[(stage + 1) * 32 + threadIdx.x], sizeof(int), pipe);
       pipe.producer_commit();
     }
-    cuda::pipeline_consumer_wait_prior<1>(pipe);
+    if (stage + 1 < 8)
+      cuda::pipeline_consumer_wait_prior<1>(pipe);   // the copy just committed may still be in flight
+    else
+      cuda::pipeline_consumer_wait_prior<0>(pipe);   // the last stage reads the last copy: wait for it
     acc = acc * 3 + buf[stage & 1][threadIdx.x];
     pipe.consumer_release();
   }
