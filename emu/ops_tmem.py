@@ -29,7 +29,17 @@ restriction); anything else is a fault here.
   tcgen05 operations (`TensorMemory.pending`: emu.ops_utcmma's MMAs) complete here, in issue
   order, then the commit is one arrive-on of the mbarrier at URa (URc: the CTA mask of
   .multicast; only this CTA exists in a launch here).
-* The `.2CTA` forms (cta_group::2) need a CTA pair, which the emulator does not launch: a fault.
+* `UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN` (tcgen05.alloc.cta_group::2, run by the even CTA of
+  a pair, ranks 2k and 2k+1 of a cluster launch): the lowest aligned place free in both
+  CTAs' tensor memory, taken in both; `UTCATOMSWS.2CTA.AND` ANDs both bitmaps. The rest of
+  the pair's allocation is ordinary code (isel/tcgen05.py's `tmem_alloc_pair`): the granule
+  sent to the odd CTA by STAS on its partition mbarrier, which the driver's at-entry
+  fragment TMEM_CTA2 (EIATTR_AT_ENTRY_FRAGMENTS 7) prepares. That fragment is the driver's
+  and not public; `at_entry` models its effect as ptxas's code needs it: each CTA's
+  mbarrier at the partition's +0x8 expects one arrival, the odd CTA's in phase 0 (the even
+  one's first granule completes it) and the even CTA's with phase 0 already complete (its
+  first allocation has no earlier granule to wait for), the phase words at +0x10 zero.
+* The other `.2CTA` forms (UTCBAR, UTCCP, UTCSHIFT, the MMAs) are not modelled: a fault.
 """
 from __future__ import annotations
 
@@ -57,13 +67,19 @@ class TensorMemory:
         # warp index -> its asynchronous operations (emu.ops_utcmma's MMAs) not yet completed
         self.pending: dict[int, list] = {}
 
-    def allocate(self, count: int) -> int | None:
+    def allocate(self, count: int, peers=()) -> int | None:
+        """The first of `count` granules taken at the lowest aligned place free here and in
+        `peers` (the CTA pair's other tensor memory), or None."""
         if count < 1 or count > GRANULES or count & (count - 1):
             raise EmuFault(f"tensor-memory allocation of {count} granules (a power of two <= 16)")
         want = (1 << count) - 1
+        held = self.granules
+        for t in peers:
+            held |= t.granules
         for first in range(0, GRANULES, count):
-            if not self.granules & (want << first):
-                self.granules |= want << first
+            if not held & (want << first):
+                for t in (self, *peers):
+                    t.granules |= want << first
                 return first
         return None
 
@@ -81,29 +97,64 @@ def _single_cta(s) -> None:
         raise EmuFault(f"{s.ins.opcode}.2CTA: cta_group::2 needs a CTA pair (not launched here)")
 
 
+def peer_memory(w) -> TensorMemory:
+    """The tensor memory of the other CTA of w's pair (cluster ranks 2k, 2k+1)."""
+    m = w.m
+    index = w.wid // m.warps_per_cta
+    rank = int(m.cta_rank[index]) if m.launch.cluster_size > 1 else 0
+    if rank ^ 1 >= m.launch.cluster_size:
+        raise EmuFault(f"UTCATOMSWS.2CTA: CTA rank {rank} has no peer in a cluster of "
+                       f"{m.launch.cluster_size} (cta_group::2 needs a cluster launch of CTA pairs)")
+    peer = m.ctas[index - rank + (rank ^ 1)]
+    tm = getattr(peer, "tmem", None)
+    if tm is None:
+        tm = peer.tmem = TensorMemory()
+    return tm
+
+
+# the CTA pair's objects in the tcgen05 partition (isel/tcgen05.py: PAIR_MBARRIER)
+TMEM_CTA2_FRAGMENT, PAIR_MBARRIER = 7, 0x8
+
+
+def at_entry(m, data: np.ndarray) -> None:
+    """The driver's at-entry fragment TMEM_CTA2 as this model has it (the docstring above):
+    the pair's mbarriers in every CTA's shared memory `data`."""
+    if TMEM_CTA2_FRAGMENT not in getattr(m.program, "at_entry_fragments", ()):
+        return
+    from ptx2sass.encoder.arch import arch_info
+    from .ops_syncs import pack
+    base = arch_info(m.program.arch).tmem_partition_offset + PAIR_MBARRIER
+    for index in range(len(m.ctaids)):
+        rank = int(m.cta_rank[index]) if m.launch.cluster_size > 1 else 0
+        word = pack(1, 1, 1 if rank % 2 == 0 else 0, 0)
+        at = index * m.shared_stride + base
+        data[at:at + 8] = np.frombuffer(word.to_bytes(8, "little"), np.uint8)
+
+
 def _uniform(w, op) -> int:
     return int(np.atleast_1d(w.r(op))[0])
 
 
 @semantics("UTCATOMSWS")
 def op_utcatomsws(w, s, active, mask):
-    _single_cta(s)
     if not mask.any():
         return
     tm = tensor_memory(w)
     mods, ops = s.ins.modifiers, s.ins.operands
+    both = [tm, peer_memory(w)] if "2CTA" in mods else [tm]
     if "FIND_AND_SET" in mods:
-        if tm.relinquished:
+        if any(t.relinquished for t in both):
             raise EmuFault("tcgen05.alloc after the CTA relinquished its allocation permit")
         p, d, b = ops
-        first = tm.allocate(_uniform(w, b))
+        first = tm.allocate(_uniform(w, b), both[1:])
         if first is not None:
             w.w(d, np.full(w.width, first, np.uint32), mask)
         w.wp(p, np.full(w.width, first is not None), mask)
         return
     if "AND" in mods:
         d, b = ops
-        tm.granules &= _uniform(w, b) & ((1 << GRANULES) - 1)
+        for t in both:
+            t.granules &= _uniform(w, b) & ((1 << GRANULES) - 1)
         if not (isinstance(d, Reg) and d.is_zero):
             w.w(d, np.full(w.width, tm.granules, np.uint32), mask)
         return
