@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import Imm, Label, Mem, Reg, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
 from ptx2sass.isel.common import LUT, NOT_PT, PT, RZ, URZ
 from ptx2sass.mir import COPY, MInstr, VMem, VOp
 
@@ -70,6 +70,7 @@ RANK_SHIFT = 24                  # a shared address's CTA rank (SR_CgaCtaId) bit
 # uniform registers live only inside one selection
 UR_RANK, UR_PART, UR_COUNT, UR_GRANULE, UR_MASK, UR_START, UR_DST, UR_TMEM = (
     Reg("UR", n) for n in (4, 5, 6, 7, 8, 9, 10, 11))
+DESCRIPTOR_PAIR = (4, 5)         # the global-memory descriptor's pair (codegen's prologue)
 UR_CTA_MASK = Reg("UR", 14)      # tcgen05.commit.multicast's CTA mask
 UR_DESC = Reg("UR", 12)          # tcgen05.cp's shared-memory descriptor pair UR12:UR13
 UP_GOT = Reg("UP", 0)
@@ -128,6 +129,23 @@ def collector_suffixes(modifiers) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 class TensorMemorySelection:
     def sel_tcgen05(self, ins):
+        """One tcgen05 instruction; where its code wrote UR4/UR5 (the partition's and the
+        instruction descriptor's fixed registers), the global-memory descriptor that
+        `desc[UR4]` accesses read is loaded again after it (as after a system call:
+        isel/calls.py; dropped unless the function reads it)."""
+        blocks, start = len(self.mf.blocks), len(self.out)
+        first = self.current
+        self.sel_tcgen05_form(ins)
+        emitted = ([mi for b in [first] + self.mf.blocks[blocks:] for mi in b.instrs]
+                   if self.current is not first else self.out[start:])
+        if any(isinstance(op, Reg) and op.file == "UR" and op.index in DESCRIPTOR_PAIR
+               for mi in emitted for op in mi.operands[:mi.ndefs]) \
+                and self.arch.global_desc_offset is not None:
+            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_PAIR[0]),
+                                                     ConstRef(0, self.arch.global_desc_offset)],
+                                   1, None, self.line))
+
+    def sel_tcgen05_form(self, ins):
         if not self.arch.tensor_memory:
             raise self.unsupported(f"`tcgen05` on {self.arch.name}")
         kind = ins.modifiers[0] if ins.modifiers else ""

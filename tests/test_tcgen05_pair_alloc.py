@@ -1,0 +1,220 @@
+"""`tcgen05.alloc.cta_group::2`: the CTA pair's allocation (isel/tcgen05.py `tmem_alloc_pair`;
+emulator: emu/ops_tmem.py's UTCATOMSWS.2CTA and the TMEM_CTA2 at-entry fragment).
+
+The PTX ISA: one warp of each CTA of the pair runs it, and both get the same columns of
+their tensor memory. ptxas 13.5's code (the reference here) is a handshake: the even CTA
+allocates in both and sends the granule to the odd CTA's `dst` with STAS on its partition
+mbarrier; the odd one waits for it and answers with an arrive. Both cubins run in the
+emulator on cluster launches (branch cluster30), ptxas's the expectation; ours must give the
+same values with no hazard. The manual's rules checked besides: both CTAs of a pair hold the
+same column, live allocations do not overlap, and each CTA's tensor memory holds what it
+stored there."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ptx2sass import oracle
+from ptx2sass.compiler import compile as compile_ptx
+from ptx2sass.emu.errors import EmuFault
+from ptx2sass.emu.launch import run
+from ptx2sass.encoder.cubin import read_cubin
+
+# (target, PTX version): the tensor-memory targets ptxas takes the pair's alloc on
+TARGETS = [("sm_100a", "8.7"), ("sm_100f", "8.8"), ("sm_103a", "8.8"), ("sm_110a", "9.0")]
+
+# three allocations of 32 columns, the middle one freed, then one of 64; each CTA stores
+# ctaid * 1000 + lane into the last one's column and reads it back; per thread out[] gets
+# the four columns and the value read
+PAIR = """.version {version}
+.target {target}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 cols)
+{{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b32 slot;
+  mov.u32 %r1, slot;
+  {ncols}
+  tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], %r15;
+  ld.shared.u32 %r2, [slot];
+  bar.sync 0;
+  tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], %r15;
+  ld.shared.u32 %r3, [slot];
+  bar.sync 0;
+  tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], %r15;
+  ld.shared.u32 %r4, [slot];
+  bar.sync 0;
+  tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r3, %r15;
+  tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 64;
+  ld.shared.u32 %r5, [slot];
+  tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
+  mov.u32 %r6, %tid.x;
+  mov.u32 %r7, %ctaid.x;
+  mad.lo.u32 %r9, %r7, 1000, %r6;
+  tcgen05.st.sync.aligned.32x32b.x1.b32 [%r5], {{%r9}};
+  tcgen05.wait::st.sync.aligned;
+  tcgen05.ld.sync.aligned.32x32b.x1.b32 {{%r10}}, [%r5];
+  tcgen05.wait::ld.sync.aligned;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mad.lo.u32 %r8, %r7, 32, %r6;
+  mul.lo.u32 %r8, %r8, 8;
+  mul.wide.u32 %rd2, %r8, 4;
+  add.u64 %rd2, %rd1, %rd2;
+  st.global.v4.u32 [%rd2], {{%r2, %r3, %r4, %r5}};
+  st.global.u32 [%rd2+16], %r10;
+  tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, %r15;
+  tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r4, %r15;
+  tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r5, 64;
+  ret;
+}}
+"""
+IMMEDIATE = "mov.u32 %r15, 32;"
+PARAMETER = "ld.param.u32 %r15, [cols];"
+
+
+def _kernel(target: str, version: str, ncols: str = IMMEDIATE) -> str:
+    return PAIR.format(target=target, version=version, ncols=ncols)
+
+
+def _cubins(ptx: str, target: str) -> dict[str, bytes]:
+    theirs = oracle.ptxas(ptx.encode(), target, name="k")
+    assert theirs.ok, theirs.stderr
+    return {"ptxas": theirs.output, "ours": compile_ptx(ptx, target)}
+
+
+def _launch(cubin: bytes, ctas: int, cluster: int, check: bool) -> np.ndarray:
+    out = np.zeros(ctas * 32 * 8, np.uint32)
+    result = run(cubin, "k", (ctas, 1, 1), (32, 1, 1), [out, np.uint32(32)], hazard_check=check,
+                 cluster=(cluster, 1, 1))
+    assert not (check and result.hazards), [str(h) for h in result.hazards[:3]]
+    return out.reshape(ctas, 32, 8)[:, :, :5]
+
+
+@pytest.mark.parametrize("target,version", TARGETS)
+@pytest.mark.parametrize("ctas,cluster", [(2, 2), (4, 2), (4, 4)])
+def test_pair_allocations_are_ptxas_s(target, version, ctas, cluster):
+    """Ours = ptxas's cubin in the emulator (both CTAs of each pair, every pair of the
+    launch), hazard-free; the manual's rules hold for both."""
+    got = {name: _launch(cubin, ctas, cluster, name == "ours")
+           for name, cubin in _cubins(_kernel(target, version), target).items()}
+    np.testing.assert_array_equal(got["ours"], got["ptxas"])
+    cols = got["ours"][:, :, :4]
+    assert (cols == cols[:, :1, :]).all()                 # the warp's threads agree
+    assert (cols[0::2] == cols[1::2]).all()               # the pair holds the same columns
+    for first, second, third, wide in cols[:, 0]:
+        live = [range(first, first + 32), range(third, third + 32), range(wide, wide + 64)]
+        assert len({c for r in live for c in r}) == 128   # live allocations do not overlap
+        assert wide % 64 == 0 and second not in (first, third)
+    lanes = np.arange(32)
+    for cta in range(ctas):                               # each CTA's own tensor memory
+        np.testing.assert_array_equal(got["ours"][cta, :, 4], cta * 1000 + lanes)
+
+
+@pytest.mark.parametrize("target,version", TARGETS[:1] + TARGETS[3:])
+def test_pair_allocation_with_a_register_count(target, version):
+    """ncols from a parameter (ptxas: ncols >> 5 and its granule mask per lane)."""
+    got = {name: _launch(cubin, 2, 2, name == "ours")
+           for name, cubin in _cubins(_kernel(target, version, PARAMETER), target).items()}
+    np.testing.assert_array_equal(got["ours"], got["ptxas"])
+
+
+def _pair_protocol(cubin: bytes) -> set[str]:
+    """The pair protocol's instructions (opcode with modifiers) in nvdisasm's text."""
+    kinds = set()
+    for line in oracle.nvdisasm(cubin, ("-c",)).splitlines():
+        m = re.search(r"/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z][\w.]*)", line)
+        if m and (m.group(2).startswith(("UTCATOMSWS", "STAS", "SYNCS.ARRIVE"))
+                  or m.group(2) == "SYNCS.PHASECHK.TRANS64.TRYWAIT"):
+            kinds.add(m.group(2))
+    return kinds
+
+
+def _records(cubin: bytes) -> dict:
+    k = read_cubin(cubin).kernels[0]
+    return {r.name: r.value for r in k.extra_attributes}
+
+
+@pytest.mark.parametrize("target,version", TARGETS)
+def test_pair_protocol_instructions_and_records(target, version):
+    """The handshake's instructions are ptxas's (UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN, the
+    expect-tx arrive and STAS to the peer, the odd CTA's plain arrive, the try-waits; the
+    dealloc's UTCATOMSWS.AND is ::1's), and so are the records (AT_ENTRY_FRAGMENTS 7,
+    TCGEN05_2CTA_USED)."""
+    cubins = _cubins(_kernel(target, version), target)
+    theirs, ours = (_pair_protocol(cubins[n]) for n in ("ptxas", "ours"))
+    assert "UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN" in theirs and "STAS" in theirs
+    assert ours == theirs
+    keys = ("AT_ENTRY_FRAGMENTS", "TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED", "RESERVED_SMEM_USED")
+    want = {k: v for k, v in _records(cubins["ptxas"]).items() if k in keys}
+    assert want["AT_ENTRY_FRAGMENTS"] == (7).to_bytes(4, "little")
+    assert {k: v for k, v in _records(cubins["ours"]).items() if k in keys} == want
+
+
+def test_a_pair_needs_a_cluster_launch():
+    """Without a cluster of CTA pairs the even CTA has no peer: both cubins fault (the
+    emulator's choice; the manual leaves it undefined)."""
+    for name, cubin in _cubins(_kernel(*TARGETS[0]), "sm_100a").items():
+        with pytest.raises(EmuFault, match="no peer"):
+            _launch(cubin, 2, 1, False)
+
+
+def _partition(cubin: bytes) -> tuple[int, int]:
+    s = next(s for s in read_cubin(cubin).symbols if s.name == "__nv_reservedSMEM_tcgen05_partition")
+    return s.value, s.size
+
+
+@pytest.mark.parametrize("group", ["1", "2"])
+@pytest.mark.parametrize("target,version", [TARGETS[0], TARGETS[3]])
+def test_partition_is_where_ptxas_puts_it(target, version, group):
+    """sm_110's partition comes after its 0x80 workaround words (ptxas: 0xc0; ours was 0x40,
+    inside `__nv_reservedSMEM_gb10b_war_var`); sm_100's at 0x40. The symbol and the
+    address the code uses."""
+    ptx = _kernel(target, version).replace("cta_group::2", f"cta_group::{group}")
+    cubins = _cubins(ptx, target)
+    assert _partition(cubins["ours"]) == _partition(cubins["ptxas"])
+    at = _partition(cubins["ptxas"])[0]
+    for cubin in cubins.values():
+        assert re.search(rf"MOV\s+U?R\d+, 0x{at:x}\b", oracle.nvdisasm(cubin, ("-c",)))
+
+
+DESCRIPTOR_LOAD = re.compile(r"(ULDC|LDCU)\.64 UR(\d+), c\[0x0\]\[0x358\]")
+
+
+def _descriptor_writers(cubin: bytes) -> list[tuple[str, str | None]]:
+    """For each `desc[URn]` access (code order), the last instruction before it that wrote
+    URn or URn+1 (a uniform destination, or a descriptor load's pair)."""
+    last: dict[int, str] = {}
+    seen = []
+    for line in oracle.nvdisasm(cubin, ("-c",)).splitlines():
+        m = re.search(r"/\*[0-9a-f]{4}\*/\s+((@!?U?P\w+\s+)?[A-Z][^;]*)", line)
+        if not m:
+            continue
+        text = m.group(1).strip()
+        d = re.search(r"desc\[UR(\d+)\]", text)
+        if d:
+            n = int(d.group(1))
+            seen.append((text, last.get(n) if last.get(n) == last.get(n + 1) else None))
+        dest = re.match(r"(@!?U?P\w+\s+)?[A-Z][\w.]*\s+(UP\d+, )?UR(\d+)\b", text)
+        if dest and not text.split()[0].startswith(("UTCBAR", "UTCATOMSWS.AND")):
+            n = int(dest.group(3))
+            last[n] = text
+            if DESCRIPTOR_LOAD.search(text) or ".64" in text.split()[0]:
+                last[n + 1] = text
+    return seen
+
+
+@pytest.mark.parametrize("group", ["1", "2"])
+def test_descriptor_reloaded_after_the_allocator(group):
+    """The allocator's code writes UR4/UR5 (S2UR of the rank, the partition's address);
+    a global store after it reads the memory descriptor from its pair (`desc[URn]`), which
+    must then hold the descriptor load's value (ptxas loads it after the allocator; ours
+    loaded UR4:UR5 once at the top and the store read the CTA rank and the partition
+    address as its descriptor)."""
+    ptx = _kernel(*TARGETS[0]).replace("cta_group::2", f"cta_group::{group}")
+    for name, cubin in _cubins(ptx, "sm_100a").items():
+        pairs = _descriptor_writers(cubin)
+        assert pairs and all(w and DESCRIPTOR_LOAD.search(w) for _, w in pairs), (name, pairs)
