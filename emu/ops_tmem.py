@@ -28,7 +28,7 @@ restriction); anything else is a fault here.
 * `UTCBAR[.MULTICAST] [URa], URb[, URc]` (tcgen05.commit): the warp's earlier asynchronous
   tcgen05 operations (`TensorMemory.pending`: emu.ops_utcmma's MMAs) complete here, in issue
   order, then the commit is one arrive-on of the mbarrier at URa (URc: the CTA mask of
-  .multicast; only this CTA exists in a launch here).
+  .multicast: the mbarrier at the same offset in each CTA of the cluster the mask names).
 * `UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN` (tcgen05.alloc.cta_group::2, run by the even CTA of
   a pair, ranks 2k and 2k+1 of a cluster launch): the lowest aligned place free in both
   CTAs' tensor memory, taken in both; `UTCATOMSWS.2CTA.AND` ANDs both bitmaps. The rest of
@@ -48,7 +48,7 @@ import numpy as np
 from ptx2sass.encoder.model import Mem, Reg
 
 from .errors import EmuFault
-from .lanes import reg
+from .lanes import SHARED_RANK_SHIFT, reg
 from .ops_memory import address
 from .ops_syncs import _read64, _write64, update
 from .registry import semantics
@@ -244,14 +244,23 @@ def op_ldtm(w, s, active, mask):
 
 @semantics("UTCBAR")
 def op_utcbar(w, s, active, mask):
-    _single_cta(s)
+    """tcgen05.commit (`.2CTA`: cta_group::2's, the same here: the pair's MMAs are not
+    modelled): the warp's pending operations complete, then one arrive-on of the mbarrier at
+    the shared::cluster address, or with .MULTICAST of the mbarrier at its offset in each
+    CTA whose rank the mask names (ranks outside the cluster: none)."""
     if not mask.any():
         return
     for complete in tensor_memory(w).pending.pop(w.index, ()):
         complete()
-    mem = s.ins.operands[0]
-    if "MULTICAST" in s.ins.modifiers and not _uniform(w, s.ins.operands[2]) & 1:
-        return                      # this CTA (rank 0) is not in the mask
     lane = int(np.argmax(mask))
-    addrs = address(w, mem, False)
-    _write64(w, addrs, lane, update(_read64(w, addrs, lane), 1, 0, False))
+    addrs = address(w, s.ins.operands[0], False)
+    targets = [int(addrs[lane])]
+    if "MULTICAST" in s.ins.modifiers:
+        ctas = _uniform(w, s.ins.operands[2])
+        offset = targets[0] & ((1 << SHARED_RANK_SHIFT) - 1)
+        targets = [offset | rank << SHARED_RANK_SHIFT for rank in range(max(1, w.m.launch.cluster_size))
+                   if ctas >> rank & 1]
+    for target in targets:
+        at = np.array(addrs, dtype=np.uint64, copy=True)
+        at[lane] = target
+        _write64(w, at, lane, update(_read64(w, at, lane), 1, 0, False))

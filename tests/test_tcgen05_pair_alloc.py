@@ -218,3 +218,66 @@ def test_descriptor_reloaded_after_the_allocator(group):
     for name, cubin in _cubins(ptx, "sm_100a").items():
         pairs = _descriptor_writers(cubin)
         assert pairs and all(w and DESCRIPTOR_LOAD.search(w) for _, w in pairs), (name, pairs)
+
+
+# tcgen05.commit across a CTA pair: rank 0's thread 0 commits (no tcgen05 work pending, so
+# the arrive-on happens at once) onto the mbarrier `bar` that every CTA initialised with a
+# count of 1; after a cluster barrier each thread tests its CTA's phase 0
+COMMIT_PAIR = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+  .reg .b32 r<10>;
+  .reg .b64 rd<4>;
+  .reg .pred p<4>;
+  .shared .align 8 .b64 bar;
+  mov.u32 r1, %tid.x;
+  mov.u32 r4, %cluster_ctarank;
+  setp.ne.u32 p1, r1, 0;
+  @p1 bra INITED;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  setp.ne.or.u32 p2, r4, 0, p1;
+  @p2 bra WAIT;
+  mov.u32 r2, bar;
+{commit}
+WAIT:
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  mbarrier.test_wait.parity.shared::cta.b64 p3, [bar], 0;
+  selp.u32 r3, 1, 0, p3;
+  mov.u32 r6, %ctaid.x;
+  mad.lo.u32 r6, r6, 64, r1;
+  ld.param.u64 rd1, [out];
+  mul.wide.u32 rd2, r6, 4;
+  add.u64 rd1, rd1, rd2;
+  st.global.u32 [rd1], r3;
+  ret;
+}}
+"""
+MULTICAST = "  tcgen05.commit.cta_group::{g}.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [r2], {mask};"
+TO_PEER = ("  mapa.shared::cluster.u32 r5, r2, 1;\n"
+           "  tcgen05.commit.cta_group::{g}.mbarrier::arrive::one.shared::cluster.b64 [r5];")
+
+
+@pytest.mark.parametrize("group", ["1", "2"])
+@pytest.mark.parametrize("commit,mask,ranks", [(MULTICAST, 3, {0, 1}), (MULTICAST, 2, {1}), (MULTICAST, 1, {0}),
+                                               (TO_PEER, 0, {1})],
+                         ids=["multicast3", "multicast2", "multicast1", "peer"])
+def test_commit_reaches_the_ctas_it_names(group, commit, mask, ranks):
+    """On a 2x1x1 cluster the commit's arrive-on reaches the mbarrier in each CTA whose rank
+    the multicast mask names (PTX ISA: bit i, the CTA of rank i), or the one its
+    shared::cluster address names (`mapa` to rank 1): those CTAs' phase 0 completes, the
+    others' does not. ptxas's cubin and ours (0 hazards) alike; `.cta_group::2` too (UTCBAR
+    .2CTA). Before: .2CTA faulted, and the multicast reached this CTA's mbarrier only."""
+    ptx = COMMIT_PAIR.format(commit=commit.format(g=group, mask=mask))
+    want = np.repeat(np.array([int(r in ranks) for r in range(2)], np.uint32), 64)
+    for name, cubin in _cubins(ptx, "sm_100a").items():
+        out = np.zeros(128, np.uint32)
+        result = run(cubin, "k", (2, 1, 1), (64, 1, 1), [out], hazard_check=name == "ours",
+                     cluster=(2, 1, 1))
+        assert not (name == "ours" and result.hazards), [str(h) for h in result.hazards[:3]]
+        np.testing.assert_array_equal(out, want, err_msg=name)
