@@ -7,6 +7,11 @@
   it then records the granules in the CTA's allocation bitmaps (ATOMS.OR of the granules
   into the partition word +0x14, of the first granule into +0x18) and stores the address
   (column = granule*32, lane 0) at dst; WARPSYNC.ALL joins the warp again.
+* `tcgen05.alloc.cta_group::2`: the CTA pair's handshake (`tmem_alloc_pair`): the even CTA's
+  leader takes the columns in both CTAs (`UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN`) and sends the
+  granule to the odd CTA's dst (STAS on the odd CTA's partition mbarrier at +0x8), which
+  answers with an arrive; dealloc and relinquish_alloc_permit of the pair are ::1's code.
+  Code that writes UR4/UR5 is followed by the global-memory descriptor's reload.
 * `tcgen05.dealloc.cta_group::1 taddr, ncols`: the bitmaps are checked first (columns not
   allocated, or not starting an allocation, trap: ptxas calls its two guardrail trap
   functions there, we trap in place with `@P BPT.TRAP 0x1`), then `UTCATOMSWS.AND URZ,
