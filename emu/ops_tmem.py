@@ -97,15 +97,20 @@ def _single_cta(s) -> None:
         raise EmuFault(f"{s.ins.opcode}.2CTA: cta_group::2 needs a CTA pair (not launched here)")
 
 
-def peer_memory(w) -> TensorMemory:
-    """The tensor memory of the other CTA of w's pair (cluster ranks 2k, 2k+1)."""
+def peer_cta(w, opcode: str = "UTCATOMSWS"):
+    """The other CTA of w's pair (cluster ranks 2k, 2k+1)."""
     m = w.m
     index = w.wid // m.warps_per_cta
     rank = int(m.cta_rank[index]) if m.launch.cluster_size > 1 else 0
     if rank ^ 1 >= m.launch.cluster_size:
-        raise EmuFault(f"UTCATOMSWS.2CTA: CTA rank {rank} has no peer in a cluster of "
+        raise EmuFault(f"{opcode}.2CTA: CTA rank {rank} has no peer in a cluster of "
                        f"{m.launch.cluster_size} (cta_group::2 needs a cluster launch of CTA pairs)")
-    peer = m.ctas[index - rank + (rank ^ 1)]
+    return m.ctas[index - rank + (rank ^ 1)]
+
+
+def peer_memory(w, opcode: str = "UTCATOMSWS") -> TensorMemory:
+    """The tensor memory of the other CTA of w's pair."""
+    peer = peer_cta(w, opcode)
     tm = getattr(peer, "tmem", None)
     if tm is None:
         tm = peer.tmem = TensorMemory()

@@ -281,3 +281,147 @@ def test_commit_reaches_the_ctas_it_names(group, commit, mask, ranks):
                      cluster=(2, 1, 1))
         assert not (name == "ours" and result.hazards), [str(h) for h in result.hazards[:3]]
         np.testing.assert_array_equal(out, want, err_msg=name)
+
+
+# tcgen05.mma.cta_group::2 (M = 256, data-path layout A): each CTA of the pair copies its
+# image (its A rows and B columns, tests/test_emu_utcmma.py's canonical placement) into shared
+# memory and its C rows into its tensor memory; after a cluster barrier rank 0's thread 0
+# issues the MMA and a ::2 commit multicast to both CTAs' mbarriers; each CTA reads its D
+# rows back
+PAIR_IMG = 24576
+PAIR_MMA = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 pimg, .param .u64 pc, .param .u64 da, .param .u64 db,
+                  .param .u32 id, .param .u32 en)
+{{
+  .reg .b32 %r<40>, %c<{n}>;
+  .reg .b64 %rd<12>;
+  .reg .pred %p<5>;
+  .shared .align 16 .b32 taddr;
+  .shared .align 8 .b64 bar;
+  .shared .align 1024 .b8 img[{img}];
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r30, %cluster_ctarank;
+  shr.u32 %r20, %r3, 5;
+  setp.ne.u32 %p1, %r20, 0;
+  setp.ne.u32 %p2, %r3, 0;
+  @%p1 bra ALLOCATED;
+  mov.u32 %r1, taddr;
+  tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], {cols};
+  tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
+ALLOCATED:
+  @%p2 bra INITED;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+  ld.param.u64 %rd0, [pimg];
+  cvta.to.global.u64 %rd0, %rd0;
+  mul.wide.u32 %rd3, %r30, {img};
+  add.u64 %rd0, %rd0, %rd3;
+  mov.u32 %r5, img;
+  shl.b32 %r6, %r3, 4;
+COPY:
+  setp.ge.u32 %p0, %r6, {img};
+  @%p0 bra COPIED;
+  cvt.u64.u32 %rd3, %r6;
+  add.u64 %rd4, %rd0, %rd3;
+  ld.global.v4.u32 {{%r7, %r8, %r9, %r10}}, [%rd4];
+  add.u32 %r11, %r5, %r6;
+  st.shared.v4.u32 [%r11], {{%r7, %r8, %r9, %r10}};
+  add.u32 %r6, %r6, 2048;
+  bra COPY;
+COPIED:
+  fence.proxy.async.shared::cta;
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 %r2, [taddr];
+  shl.b32 %r21, %r20, 21;
+  add.u32 %r22, %r2, %r21;
+  ld.param.u64 %rd5, [pc];
+  cvta.to.global.u64 %rd5, %rd5;
+  mad.lo.u32 %r31, %r30, 128, %r3;
+  mul.wide.u32 %rd9, %r31, {cbytes};
+  add.u64 %rd5, %rd5, %rd9;
+{cload}
+  tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%r22], {{{cregs}}};
+  tcgen05.wait::st.sync.aligned;
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  tcgen05.fence::after_thread_sync;
+  setp.ne.or.u32 %p2, %r30, 0, %p2;
+  @%p2 bra ISSUED;
+  shr.u32 %r24, %r5, 4;
+  cvt.u64.u32 %rd10, %r24;
+  ld.param.u64 %rd1, [da];
+  add.u64 %rd1, %rd1, %rd10;
+  ld.param.u64 %rd2, [db];
+  add.u64 %rd2, %rd2, %rd10;
+  ld.param.u32 %r4, [id];
+  ld.param.u32 %r25, [en];
+  setp.ne.u32 %p3, %r25, 0;
+  tcgen05.mma.cta_group::2.kind::{kind} [%r2], %rd1, %rd2, %r4, %p3;
+  mov.u32 %r26, bar;
+  tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r26], 3;
+ISSUED:
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;
+  @!%p4 bra WAIT;
+  tcgen05.fence::after_thread_sync;
+  tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {{{cregs}}}, [%r22];
+  tcgen05.wait::ld.sync.aligned;
+{cstore}
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  @%p1 bra FREED;
+  tcgen05.fence::after_thread_sync;
+  tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, {cols};
+FREED:
+  ret;
+}}
+"""
+
+
+def _pair_mma_kernel(ptx_kind: str, n: int) -> str:
+    cregs = ", ".join(f"%c{i}" for i in range(n))
+    return PAIR_MMA.format(
+        n=n, img=PAIR_IMG, cols=max(32, 1 << (n - 1).bit_length()), kind=ptx_kind, cbytes=4 * n, cregs=cregs,
+        cload="\n".join(f"  ld.global.b32 %c{i}, [%rd5+{4 * i}];" for i in range(n)),
+        cstore="\n".join(f"  st.global.b32 [%rd5+{4 * i}], %c{i};" for i in range(n)))
+
+
+@pytest.mark.parametrize("kind,n,enable,sw", [("f16", 64, 1, 0), ("bf16", 32, 0, 128), ("s8", 64, 1, 128),
+                                              ("e4m3", 32, 1, 0), ("tf32", 64, 1, 64)])
+def test_pair_mma_is_a_times_b_over_both_ctas(kind, n, enable, sw):
+    """D = [A0; A1] @ [B0 B1] + C with A0/B0 in the even CTA's shared memory and A1/B1 in the
+    odd one's, each CTA holding its 128 rows of D (PTX ISA: cta_group::2, M = 256, data-path
+    layout A): NumPy's, for ptxas's cubin and ours (0 hazards) on a 2x1x1 cluster, the
+    allocation being the pair's too. Before: .2CTA MMAs faulted in the emulator."""
+    from tests.test_emu_utcmma import KINDS, ESIZE, idesc, layout, sdesc, values, write_matrix
+    rng = np.random.default_rng(n + len(kind))
+    k, esize = KINDS[kind][1], ESIZE[kind]
+    A = values(rng, (256, k), kind)
+    B = values(rng, (k, n), kind)
+    integer = kind in ("s8", "u8")
+    C = rng.integers(-20, 20, (256, n)).astype(np.float64)
+    imgs = np.zeros((2, PAIR_IMG), np.uint8)
+    a_base, b_base = 0, 16384
+    la, sa = layout(sw, False, esize, 128)
+    lb, sb = layout(sw, False, esize, n // 2)
+    for cta in range(2):
+        write_matrix(imgs[cta], a_base, A[128 * cta:128 * (cta + 1)], kind, sw, False, la, sa)
+        write_matrix(imgs[cta], b_base, B[:, n // 2 * cta:n // 2 * (cta + 1)].T, kind, sw, False, lb, sb)
+    word = idesc(kind, n) & ~(0x1F << 24) | (256 >> 4) << 24
+    c_bits = C.astype(np.int64).astype(np.uint32) if integer else C.astype(np.float32).view(np.uint32)
+    want = A @ B + (C if enable else 0)
+    for name, cubin in _cubins(_pair_mma_kernel(KINDS[kind][0], n), "sm_100a").items():
+        out = c_bits.copy()
+        result = run(cubin, "k", (2, 1, 1), (128, 1, 1),
+                     [imgs.reshape(-1).copy(), out, np.uint64(sdesc(a_base, la, sa, sw)),
+                      np.uint64(sdesc(b_base, lb, sb, sw)), np.uint32(word), np.uint32(enable)],
+                     hazard_check=name == "ours", cluster=(2, 1, 1))
+        assert not (name == "ours" and result.hazards), [str(h) for h in result.hazards[:3]]
+        got = out.view(np.int32).astype(np.float64) if integer else out.view(np.float32).astype(np.float64)
+        assert np.array_equal(got, want), (name, np.argwhere(got != want)[:5])
