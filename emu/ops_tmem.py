@@ -39,7 +39,14 @@ restriction); anything else is a fault here.
   mbarrier at the partition's +0x8 expects one arrival, the odd CTA's in phase 0 (the even
   one's first granule completes it) and the even CTA's with phase 0 already complete (its
   first allocation has no earlier granule to wait for), the phase words at +0x10 zero.
-* The other `.2CTA` forms (UTCBAR, UTCCP, UTCSHIFT, the MMAs) are not modelled: a fault.
+* `UTCCP.T.S[.<shape>][.2CTA] tmem[URa], gdesc[URb]` (tcgen05.cp, `op_utccp`): queued on the
+  issuing warp and run at its commit, in order with its MMAs: the descriptor's rows x 8 (or
+  4) 32-bit words, read as the MMA operands' K-major canonical layout, into the shape's lanes
+  (128x256b / 128x128b: lanes lane(a)+r; 4x256b: lane(a)+32r; the warpx2/warpx4 multicasts:
+  the PTX ISA's replicas), word j into column col(a)+j; `.2CTA`: each CTA of the pair from
+  its own shared memory into its own tensor memory. Decompression (.U6x16P32/.U4x16P64) and
+  UTCSHIFT are not modelled: a fault.
+* UTC*MMA.2CTA: emu/ops_utcmma.py (M = 256).
 """
 from __future__ import annotations
 
@@ -269,3 +276,66 @@ def op_utcbar(w, s, active, mask):
         at = np.array(addrs, dtype=np.uint64, copy=True)
         at[lane] = target
         _write64(w, at, lane, update(_read64(w, at, lane), 1, 0, False))
+
+
+# UTCCP's shape suffix -> (rows, 32-bit words per row, the tensor lanes row r goes to, as
+# offsets from the address's lane): PTX ISA tcgen05.cp's shapes and warp multicasts
+def _copy_lanes(suffix: str):
+    r = np.arange(128)
+    return {"": (128, 8, [r]), "4dp256bit": (4, 8, [np.arange(4) * 32]),
+            "128dp128bit": (128, 4, [r]),
+            "2x64dp128bit_lw02_lw13": (64, 4, [np.arange(64), np.arange(64) + 64]),
+            "2x64dp128bit_lw01_lw23": (64, 4, [64 * (np.arange(64) // 32) + np.arange(64) % 32,
+                                               64 * (np.arange(64) // 32) + np.arange(64) % 32 + 32]),
+            "4x32dp128bit": (32, 4, [np.arange(32) + 32 * q for q in range(4)])}.get(suffix)
+
+
+def _copy(tm, cta, opcode, suffix, desc, addr) -> None:
+    """One UTCCP, run when the issuing warp's commit completes it: the descriptor's rows x
+    words matrix (K-major canonical layout, the MMA operands' `emu.ops_gmma._offsets` with
+    32-bit elements) into tensor memory, row r to the shape's lanes, word j to column col+j."""
+    from .ops_gmma import _offsets
+    from .ops_utcmma import wgmma_descriptor
+    rows, words, lanes = _copy_lanes(suffix)
+    lane, col = addr >> 16, addr & 0xFFFF
+    _check_allocated(tm, col, words)
+    at = _offsets(np.arange(rows), words, 4, wgmma_descriptor(desc), False)
+    data = cta.shared.data
+    if at.max() + 4 > len(data):
+        raise EmuFault(f"{opcode}: the descriptor reads shared memory at 0x{int(at.max()):x}, beyond "
+                       f"its {len(data)} bytes")
+    values = np.zeros(at.shape, np.uint32)
+    for b in range(4):
+        values |= data[at + b].astype(np.uint32) << np.uint32(8 * b)
+    for where in lanes:
+        if lane + where.max() >= LANES or col + words > COLUMNS:
+            raise EmuFault(f"{opcode}: lanes/columns beyond tensor memory")
+        tm.cells[lane + where, col:col + words] = values
+
+
+@semantics("UTCCP")
+def op_utccp(w, s, active, mask):
+    """tcgen05.cp (`UTCCP.T.S[.<shape>][.2CTA] tmem[URa], gdesc[URb]`): queued on the
+    issuing warp like an MMA (the tensor pipe runs them in order) and completed at its commit.
+    `.2CTA`: each CTA of the pair copies from its own shared memory into its own tensor
+    memory (same descriptor and address). Decompression (.U6x16P32/.U4x16P64) is not
+    modelled (a fault)."""
+    ins = s.ins
+    mods = [m for m in ins.modifiers if m not in ("T", "S", "2CTA")]
+    if any(m.startswith(("U6x", "U4x")) for m in mods) or len(mods) > 1 or _copy_lanes(mods[0] if mods else "") is None:
+        raise EmuFault(f"UTCCP.{'.'.join(ins.modifiers)}: not modelled")
+    if not mask.any():
+        return
+    mem, b = ins.operands[:2]
+    base = mem.ubase
+    addr = ((_uniform(w, base) if base is not None and not base.is_zero else 0) + mem.offset) & 0xFFFFFFFF
+    index = b.ubase.index if isinstance(b, Mem) else b.index
+    desc = _uniform(w, Reg("UR", index)) | _uniform(w, Reg("UR", index + 1)) << 32
+    suffix = mods[0] if mods else ""
+    targets = [(tensor_memory(w), w.cta)]
+    if "2CTA" in ins.modifiers:
+        peer = peer_cta(w, "UTCCP")
+        targets.append((peer_memory(w, "UTCCP"), peer))
+    queue = tensor_memory(w).pending.setdefault(w.index, [])
+    for tm, cta in targets:
+        queue.append(lambda tm=tm, cta=cta: _copy(tm, cta, "UTCCP", suffix, desc, addr))

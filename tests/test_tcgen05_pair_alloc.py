@@ -425,3 +425,146 @@ def test_pair_mma_is_a_times_b_over_both_ctas(kind, n, enable, sw):
         assert not (name == "ours" and result.hazards), [str(h) for h in result.hazards[:3]]
         got = out.view(np.int32).astype(np.float64) if integer else out.view(np.float32).astype(np.float64)
         assert np.array_equal(got, want), (name, np.argwhere(got != want)[:5])
+
+
+# tcgen05.cp: each CTA stores a sentinel into its 8 columns, copies its image into shared
+# memory; rank 0's thread 0 copies the descriptor's matrix (K-major, no swizzle: 8-row core
+# matrices of 16-byte rows, LBO 128 along K, SBO 256 between row groups) into tensor memory
+# and commits (::2: multicast to both CTAs); each thread reads its lane's 8 columns back
+COPY = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 pimg, .param .u64 out, .param .u64 desc)
+{{
+  .reg .b32 %r<40>, %c<8>;
+  .reg .b64 %rd<12>;
+  .reg .pred %p<5>;
+  .shared .align 16 .b32 taddr;
+  .shared .align 8 .b64 bar;
+  .shared .align 1024 .b8 img[4096];
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r30, %cluster_ctarank;
+  shr.u32 %r20, %r3, 5;
+  setp.ne.u32 %p1, %r20, 0;
+  setp.ne.u32 %p2, %r3, 0;
+  @%p1 bra ALLOCATED;
+  mov.u32 %r1, taddr;
+  tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32 [%r1], 32;
+ALLOCATED:
+  @%p2 bra INITED;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+  ld.param.u64 %rd0, [pimg];
+  cvta.to.global.u64 %rd0, %rd0;
+  mul.wide.u32 %rd3, %r30, 4096;
+  add.u64 %rd0, %rd0, %rd3;
+  mov.u32 %r5, img;
+  shl.b32 %r6, %r3, 4;
+  mov.u32 %r12, 0;
+COPY:
+  setp.ge.u32 %p0, %r6, 4096;
+  @%p0 bra COPIED;
+  cvt.u64.u32 %rd3, %r6;
+  add.u64 %rd4, %rd0, %rd3;
+  ld.global.v4.u32 {{%r7, %r8, %r9, %r10}}, [%rd4];
+  add.u32 %r11, %r5, %r6;
+  st.shared.v4.u32 [%r11], {{%r7, %r8, %r9, %r10}};
+  add.u32 %r6, %r6, 2048;
+  bra COPY;
+COPIED:
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 %r2, [taddr];
+  shl.b32 %r21, %r20, 21;
+  add.u32 %r22, %r2, %r21;
+  or.b32 %r13, %r3, 0xA0000000;
+  mov.u32 %c0, %r13;
+  mov.u32 %c1, %r13;
+  mov.u32 %c2, %r13;
+  mov.u32 %c3, %r13;
+  mov.u32 %c4, %r13;
+  mov.u32 %c5, %r13;
+  mov.u32 %c6, %r13;
+  mov.u32 %c7, %r13;
+  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r22], {{%c0, %c1, %c2, %c3, %c4, %c5, %c6, %c7}};
+  tcgen05.wait::st.sync.aligned;
+  fence.proxy.async.shared::cta;
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  tcgen05.fence::after_thread_sync;
+  setp.ne.or.u32 %p2, %r30, 0, %p2;
+  @%p2 bra ISSUED;
+  shr.u32 %r24, %r5, 4;
+  cvt.u64.u32 %rd10, %r24;
+  ld.param.u64 %rd1, [desc];
+  add.u64 %rd1, %rd1, %rd10;
+  tcgen05.cp.cta_group::{g}.{shape} [%r2], %rd1;
+  mov.u32 %r26, bar;
+  {commit}
+ISSUED:
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;
+  @!%p4 bra WAIT;
+  tcgen05.fence::after_thread_sync;
+  tcgen05.ld.sync.aligned.32x32b.x8.b32 {{%c0, %c1, %c2, %c3, %c4, %c5, %c6, %c7}}, [%r22];
+  tcgen05.wait::ld.sync.aligned;
+  ld.param.u64 %rd5, [out];
+  cvta.to.global.u64 %rd5, %rd5;
+  mad.lo.u32 %r31, %r30, 128, %r3;
+  mul.wide.u32 %rd9, %r31, 32;
+  add.u64 %rd5, %rd5, %rd9;
+  st.global.v4.b32 [%rd5], {{%c0, %c1, %c2, %c3}};
+  st.global.v4.b32 [%rd5+16], {{%c4, %c5, %c6, %c7}};
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.aligned;
+  barrier.cluster.wait.aligned;
+  @%p1 bra FREED;
+  tcgen05.fence::after_thread_sync;
+  tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, 32;
+FREED:
+  ret;
+}}
+"""
+COMMITS = {"1": "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r26];",
+           "2": "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r26], 3;"}
+# PTX shape -> (rows, 32-bit words, the lanes row r lands in: the PTX ISA's tcgen05.cp shapes
+# and warp multicasts)
+_R = np.arange(128)
+COPY_SHAPES = {"128x256b": (128, 8, [_R]), "4x256b": (4, 8, [np.arange(4) * 32]),
+               "128x128b": (128, 4, [_R]),
+               "64x128b.warpx2::02_13": (64, 4, [np.arange(64), np.arange(64) + 64]),
+               "64x128b.warpx2::01_23": (64, 4, [np.arange(64) % 32 + 64 * (np.arange(64) // 32) + h
+                                                 for h in (0, 32)]),
+               "32x128b.warpx4": (32, 4, [np.arange(32) + 32 * q for q in range(4)])}
+
+
+@pytest.mark.parametrize("group", ["1", "2"])
+@pytest.mark.parametrize("shape", list(COPY_SHAPES))
+def test_copy_lands_where_the_shape_says(shape, group):
+    """tcgen05.cp of each shape: the descriptor's rows (canonical K-major layout) land in the
+    lanes the shape and its warp multicast name, words in consecutive columns; the other
+    lanes and columns keep the sentinel. ::2 (a 2x1x1 cluster, the pair's alloc, rank 0
+    issuing): each CTA copies its own shared memory into its own tensor memory (PTX ISA).
+    ptxas's cubin and ours (0 hazards). Before: UTCCP was not modelled (a fault)."""
+    rows, words, lanes = COPY_SHAPES[shape]
+    ctas = 2 if group == "2" else 1
+    rng = np.random.default_rng(rows + words)
+    imgs = rng.integers(0, 1 << 32, (ctas, 1024), dtype=np.uint64).astype(np.uint32)
+    want = np.zeros((ctas, 128, 8), np.uint32)
+    for cta in range(ctas):
+        want[cta] = (0xA0000000 | np.arange(128))[:, None]
+        r, j = np.meshgrid(np.arange(rows), np.arange(words), indexing="ij")
+        byte = (r // 8) * 256 + (r % 8) * 16 + (4 * j // 16) * 128 + (4 * j) % 16
+        matrix = imgs[cta][byte // 4]
+        for where in lanes:
+            want[cta, where, :words] = matrix
+    desc = 0 | (128 >> 4) << 16 | (256 >> 4) << 32 | 1 << 46
+    ptx = COPY.format(g=group, shape=shape, commit=COMMITS[group])
+    for name, cubin in _cubins(ptx, "sm_100a").items():
+        out = np.zeros(ctas * 128 * 8, np.uint32)
+        result = run(cubin, "k", (ctas, 1, 1), (128, 1, 1), [imgs.reshape(-1).copy(), out, np.uint64(desc)],
+                     hazard_check=name == "ours", cluster=(2, 1, 1) if ctas == 2 else None)
+        assert not (name == "ours" and result.hazards), [str(h) for h in result.hazards[:3]]
+        np.testing.assert_array_equal(out.reshape(ctas, 128, 8), want, err_msg=name)
