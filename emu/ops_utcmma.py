@@ -41,16 +41,16 @@ group g's rows in lanes g*M.., `d_layout`); B's columns from the descriptor's co
 the masked ones taken as 0 (`zero_column_mask`). Layouts E and G are read from the manual's
 figures as open-source Blackwell kernels use them: not silicon-checked either.
 
-`.2CTA` (cta_group::2, issued by the even CTA of a pair) with M = 256, data-path layout A
-(`_compute_pair`): A's rows 0..127 from the even CTA's shared memory and 128..255 from the
-odd one's, B's columns 0..N/2-1 from the even CTA's and the rest from the odd one's, both at
-the same descriptors; each CTA's tensor memory holds its 128 rows of D at the same address.
+`.2CTA` (cta_group::2, issued by the even CTA of a pair), M = 256 (data-path layout A) and
+M = 128 (layout B) (`_compute_pair`): A's first M/2 rows from the even CTA's shared memory
+and the rest from the odd one's, B's columns 0..N/2-1 from the even CTA's and the rest from
+the odd one's, both at the same descriptors; each CTA's tensor memory holds its M/2 rows of
+D at the same address (layout B: 64 rows, column halves in lanes 0..63 / 64..127).
 Read from the PTX ISA's description of the CTA pair (as open-source Blackwell kernels use
 it); not silicon-checked.
 
 Not modelled (a fault naming it): M = 64 and M = 256 without .ws, A in tensor memory with
-.ws M < 128, .2CTA with M = 128 (layout B), A in tensor memory, a lane mask or collector
-usage, .ASHIFT, sparsity (.sp: the metadata address is the low
+.ws M < 128, .2CTA with A in tensor memory, a lane mask or collector usage, .ASHIFT, sparsity (.sp: the metadata address is the low
 half of the idesc pair), F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
 block scaling (`.block_scale`: UTCQMMA with a scale-factor address pair `tmem[URf]` after the
 idesc, UTCOMMA[.4X]; both registers are read before the fault), MN-major operands of types other than 16-bit, a non-zero base offset, the
@@ -272,32 +272,34 @@ def _write_d(tm, opcode, f, A, B, lane, col, m, n, enable, scale, keep):
 
 
 def _compute_pair(tms, ctas, opcode, f, desc_a, desc_b, d_addr, enable, scale):
-    """cta_group::2 with M = 256 (data-path layout A): A's rows 0..127 are in the even CTA's
-    shared memory and 128..255 in the odd one's, at the same descriptor; B's columns
-    0..N/2-1 in the even CTA's and N/2..N-1 in the odd one's; each CTA's tensor memory gets
-    its 128 rows of D at the same address (row i in lane lane(d)+i)."""
-    n = f["n"]
+    """cta_group::2: A's first M/2 rows are in the even CTA's shared memory and the rest in
+    the odd one's, at the same descriptor; B's columns 0..N/2-1 in the even CTA's and
+    N/2..N-1 in the odd one's; each CTA's tensor memory gets its M/2 rows of D at the same
+    address: M = 256 data-path layout A (row i in lane i), M = 128 layout B (64 rows, the
+    column halves in lanes 0..63 and 64..127, as the .ws layout E: `d_layout`)."""
+    n, rows = f["n"], f["m"] // 2             # each CTA's rows of A and D
     k = 32 // _BYTES[f["a"]]
     lane, col = d_addr >> 16, d_addr & 0xFFFF
-    if lane or col + n > COLUMNS:
-        raise EmuFault(f"{opcode}.2CTA: D (lane {lane}, column {col}, 128 x {n} per CTA) beyond "
+    width = n * rows // 128                   # D's columns in tensor memory (layout B: N/2)
+    if lane or col + width > COLUMNS:
+        raise EmuFault(f"{opcode}.2CTA: D (lane {lane}, column {col}, {rows} x {n} per CTA) beyond "
                        "tensor memory or not from lane 0")
     for tm in tms:
-        _check_allocated(tm, col, n)
+        _check_allocated(tm, col, width)
     halves = [_smem_operand(c, n // 2, k, f["b"], desc_b, f["mn_b"]).T for c in ctas]
     B = np.concatenate(halves, axis=1)
-    keep = np.ones(128, dtype=bool)
+    keep = np.ones(rows, dtype=bool)
     for tm, c in zip(tms, ctas):
-        A = _smem_operand(c, 128, k, f["a"], desc_a, f["mn_a"])
-        _write_d(tm, opcode, f, A, B.copy(), 0, col, 128, n, enable, scale, keep)
+        A = _smem_operand(c, rows, k, f["a"], desc_a, f["mn_a"])
+        _write_d(tm, opcode, f, A, B.copy(), 0, col, rows, n, enable, scale, keep)
 
 
 def _pair_mma(w, op, ins, f, a, b, d, lanes_op, enable_op, scale):
     """A .2CTA MMA (cta_group::2) issued by the even CTA of the pair: queued on the issuing
     warp as cta_group::1's, completed at its commit (UTCBAR.2CTA)."""
     from .ops_tmem import peer_cta, peer_memory
-    if f["m"] != 256:
-        raise EmuFault(f"{op}.2CTA: M = {f['m']} (only M = 256, data-path layout A, is modelled)")
+    if f["m"] not in (128, 256):
+        raise EmuFault(f"{op}.2CTA: M = {f['m']} is not a cta_group::2 shape (128, 256)")
     if f["n"] < 32 or f["n"] > 256 or f["n"] % 32:
         raise EmuFault(f"{op}.2CTA: N = {f['n']} is not a tcgen05.mma N for M = 256")
     if isinstance(a, Mem):

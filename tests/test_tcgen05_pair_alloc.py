@@ -392,30 +392,41 @@ def _pair_mma_kernel(ptx_kind: str, n: int) -> str:
         cstore="\n".join(f"  st.global.b32 [%rd5+{4 * i}], %c{i};" for i in range(n)))
 
 
-@pytest.mark.parametrize("kind,n,enable,sw", [("f16", 64, 1, 0), ("bf16", 32, 0, 128), ("s8", 64, 1, 128),
-                                              ("e4m3", 32, 1, 0), ("tf32", 64, 1, 64)])
-def test_pair_mma_is_a_times_b_over_both_ctas(kind, n, enable, sw):
+@pytest.mark.parametrize("kind,n,enable,sw,m", [("f16", 64, 1, 0, 256), ("bf16", 32, 0, 128, 256),
+                                                ("s8", 64, 1, 128, 256), ("e4m3", 32, 1, 0, 256),
+                                                ("tf32", 64, 1, 64, 256), ("f16", 64, 1, 128, 128),
+                                                ("s8", 32, 0, 0, 128), ("tf32", 128, 1, 0, 128)])
+def test_pair_mma_is_a_times_b_over_both_ctas(kind, n, enable, sw, m):
     """D = [A0; A1] @ [B0 B1] + C with A0/B0 in the even CTA's shared memory and A1/B1 in the
-    odd one's, each CTA holding its 128 rows of D (PTX ISA: cta_group::2, M = 256, data-path
-    layout A): NumPy's, for ptxas's cubin and ours (0 hazards) on a 2x1x1 cluster, the
-    allocation being the pair's too. Before: .2CTA MMAs faulted in the emulator."""
+    odd one's, each CTA holding its M/2 rows of D (PTX ISA: cta_group::2; M = 256 data-path
+    layout A, row i in lane i; M = 128 layout B, 64 rows with the column halves in lanes
+    0..63 and 64..127, the other columns keeping C): NumPy's, for ptxas's cubin and ours
+    (0 hazards) on a 2x1x1 cluster, the allocation being the pair's too. Before: .2CTA MMAs
+    faulted in the emulator."""
     from tests.test_emu_utcmma import KINDS, ESIZE, idesc, layout, sdesc, values, write_matrix
-    rng = np.random.default_rng(n + len(kind))
+    rng = np.random.default_rng(n + len(kind) + m)
     k, esize = KINDS[kind][1], ESIZE[kind]
-    A = values(rng, (256, k), kind)
+    rows = m // 2
+    A = values(rng, (m, k), kind)
     B = values(rng, (k, n), kind)
     integer = kind in ("s8", "u8")
     C = rng.integers(-20, 20, (256, n)).astype(np.float64)
     imgs = np.zeros((2, PAIR_IMG), np.uint8)
     a_base, b_base = 0, 16384
-    la, sa = layout(sw, False, esize, 128)
+    la, sa = layout(sw, False, esize, rows)
     lb, sb = layout(sw, False, esize, n // 2)
     for cta in range(2):
-        write_matrix(imgs[cta], a_base, A[128 * cta:128 * (cta + 1)], kind, sw, False, la, sa)
+        write_matrix(imgs[cta], a_base, A[rows * cta:rows * (cta + 1)], kind, sw, False, la, sa)
         write_matrix(imgs[cta], b_base, B[:, n // 2 * cta:n // 2 * (cta + 1)].T, kind, sw, False, lb, sb)
-    word = idesc(kind, n) & ~(0x1F << 24) | (256 >> 4) << 24
+    word = idesc(kind, n) & ~(0x1F << 24) | (m >> 4) << 24
     c_bits = C.astype(np.int64).astype(np.uint32) if integer else C.astype(np.float32).view(np.uint32)
-    want = A @ B + (C if enable else 0)
+    want = C.copy()                                   # CTA c's lanes are rows 128c.. of `want`
+    for cta in range(2):
+        D = A[rows * cta:rows * (cta + 1)] @ B
+        i, j = np.meshgrid(np.arange(rows), np.arange(n), indexing="ij")
+        lane = i if m == 256 else i + 64 * (j // (n // 2))
+        col = j if m == 256 else j % (n // 2)
+        want[128 * cta + lane, col] = D + (C[128 * cta + lane, col] if enable else 0)
     for name, cubin in _cubins(_pair_mma_kernel(KINDS[kind][0], n), "sm_100a").items():
         out = c_bits.copy()
         result = run(cubin, "k", (2, 1, 1), (128, 1, 1),
