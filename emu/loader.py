@@ -117,7 +117,8 @@ def load_program(cubin_bytes: bytes, kernel: str | None = None,
 
 def _cluster_records(k, program: KernelProgram) -> None:
     """The kernel's cluster shape (`.reqnctapercluster`: EIATTR_CTA_PER_CLUSTER, three
-    words) and `.explicitcluster` (EIATTR_EXPLICIT_CLUSTER), which the driver launches with."""
+    words) and `.explicitcluster` (EIATTR_EXPLICIT_CLUSTER), which the driver launches with,
+    and the driver code it runs first (EIATTR_AT_ENTRY_FRAGMENTS: emu.ops_tmem's pair)."""
     for r in getattr(k, "extra_attributes", None) or ():
         if r.name == "CTA_PER_CLUSTER" and len(r.payload) >= 12:
             dims = tuple(r.u32s()[:3])
@@ -125,6 +126,8 @@ def _cluster_records(k, program: KernelProgram) -> None:
                 program.cluster_dims = dims
         elif r.name == "EXPLICIT_CLUSTER":
             program.explicit_cluster = True
+        elif r.name == "AT_ENTRY_FRAGMENTS":
+            program.at_entry_fragments = tuple(r.u32s())
 
 
 # ptxas writes 0xFFFFFFFF as the stack size of recursive code (not knowable); the driver then

@@ -472,6 +472,15 @@ class Warp(Lanes):
         return "; ".join(parts[:4]) + (" …" if len(parts) > 4 else "")
 
 
+def _initial_shared(m: "Machine") -> np.ndarray:
+    """Every CTA's shared memory at launch: the fill, then what the driver's at-entry
+    fragments leave there (emu.ops_tmem.at_entry)."""
+    from .ops_tmem import at_entry
+    data = np.full(len(m.ctaids) * m.shared_stride, getattr(m.launch, "shared_fill", 0), dtype=np.uint8)
+    at_entry(m, data)
+    return data
+
+
 class Cta:
     """One thread block of a machine: its place, shared memory and warps."""
 
@@ -624,8 +633,7 @@ class Machine:
         "yield_join": lambda m: np.zeros((16, m.nlanes), dtype=np.int64),
         # shared memory a kernel reads before writing holds whatever was there on hardware:
         # 0 here, or `Launch.shared_fill` (tools/gpu_truth runs twice to find what depends on it)
-        "shared_data": lambda m: np.full(len(m.ctaids) * m.shared_stride, getattr(m.launch, "shared_fill", 0),
-                                         dtype=np.uint8),
+        "shared_data": lambda m: _initial_shared(m),
         "ctas": lambda m: [Cta(m, i, c) for i, c in enumerate(m.ctaids)],
         "ctaid_of_warp": lambda m: np.repeat(np.array(m.ctaids, dtype=np.uint32).T, m.warps_per_cta, axis=1),
         "shared_base_of_warp": lambda m: (np.arange(m.nwarps, dtype=np.uint64) // np.uint64(m.warps_per_cta))

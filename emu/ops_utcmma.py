@@ -41,8 +41,16 @@ group g's rows in lanes g*M.., `d_layout`); B's columns from the descriptor's co
 the masked ones taken as 0 (`zero_column_mask`). Layouts E and G are read from the manual's
 figures as open-source Blackwell kernels use them: not silicon-checked either.
 
+`.2CTA` (cta_group::2, issued by the even CTA of a pair), M = 256 (data-path layout A) and
+M = 128 (layout B) (`_compute_pair`): A's first M/2 rows from the even CTA's shared memory
+and the rest from the odd one's, B's columns 0..N/2-1 from the even CTA's and the rest from
+the odd one's, both at the same descriptors; each CTA's tensor memory holds its M/2 rows of
+D at the same address (layout B: 64 rows, column halves in lanes 0..63 / 64..127).
+Read from the PTX ISA's description of the CTA pair (as open-source Blackwell kernels use
+it); not silicon-checked.
+
 Not modelled (a fault naming it): M = 64 and M = 256 without .ws, A in tensor memory with
-.ws M < 128, .2CTA (cta_group::2), .ASHIFT, sparsity (.sp: the metadata address is the low
+.ws M < 128, .2CTA with A in tensor memory, a lane mask or collector usage, .ASHIFT, sparsity (.sp: the metadata address is the low
 half of the idesc pair), F16 accumulators in tensor memory, the 6- and 4-bit f8f6f4 types,
 block scaling (`.block_scale`: UTCQMMA with a scale-factor address pair `tmem[URf]` after the
 idesc, UTCOMMA[.4X]; both registers are read before the fault), MN-major operands of types other than 16-bit, a non-zero base offset, the
@@ -230,6 +238,12 @@ def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_
         raise EmuFault(f"{opcode}: a collector buffer holds a {A.shape} / {B.shape} matrix, "
                        f"this MMA reads {m} x {k} / {k} x {n}")
     B[:, zero_column_mask(zero_mask, m, n)] = 0
+    _write_d(tm, opcode, f, A, B, lane, col, m, n, enable, scale, keep)
+
+
+def _write_d(tm, opcode, f, A, B, lane, col, m, n, enable, scale, keep):
+    """D = A·B (+ D·2^-scale where enabled) into `tm` at (lane, col) in the data-path layout of
+    M = m, the lanes `keep` names only."""
     if f["neg_a"]:
         A = -A
     if f["neg_b"]:
@@ -257,6 +271,56 @@ def _compute(tm, opcode, f, a_src, desc_b, d_addr, enable, scale, keep, w, zero_
     tm.cells[dl, dc] = cells
 
 
+def _compute_pair(tms, ctas, opcode, f, desc_a, desc_b, d_addr, enable, scale):
+    """cta_group::2: A's first M/2 rows are in the even CTA's shared memory and the rest in
+    the odd one's, at the same descriptor; B's columns 0..N/2-1 in the even CTA's and
+    N/2..N-1 in the odd one's; each CTA's tensor memory gets its M/2 rows of D at the same
+    address: M = 256 data-path layout A (row i in lane i), M = 128 layout B (64 rows, the
+    column halves in lanes 0..63 and 64..127, as the .ws layout E: `d_layout`)."""
+    n, rows = f["n"], f["m"] // 2             # each CTA's rows of A and D
+    k = 32 // _BYTES[f["a"]]
+    lane, col = d_addr >> 16, d_addr & 0xFFFF
+    width = n * rows // 128                   # D's columns in tensor memory (layout B: N/2)
+    if lane or col + width > COLUMNS:
+        raise EmuFault(f"{opcode}.2CTA: D (lane {lane}, column {col}, {rows} x {n} per CTA) beyond "
+                       "tensor memory or not from lane 0")
+    for tm in tms:
+        _check_allocated(tm, col, width)
+    halves = [_smem_operand(c, n // 2, k, f["b"], desc_b, f["mn_b"]).T for c in ctas]
+    B = np.concatenate(halves, axis=1)
+    keep = np.ones(rows, dtype=bool)
+    for tm, c in zip(tms, ctas):
+        A = _smem_operand(c, rows, k, f["a"], desc_a, f["mn_a"])
+        _write_d(tm, opcode, f, A, B.copy(), 0, col, rows, n, enable, scale, keep)
+
+
+def _pair_mma(w, op, ins, f, a, b, d, lanes_op, enable_op, scale):
+    """A .2CTA MMA (cta_group::2) issued by the even CTA of the pair: queued on the issuing
+    warp as cta_group::1's, completed at its commit (UTCBAR.2CTA)."""
+    from .ops_tmem import peer_cta, peer_memory
+    if f["m"] not in (128, 256):
+        raise EmuFault(f"{op}.2CTA: M = {f['m']} is not a cta_group::2 shape (128, 256)")
+    if f["n"] < 32 or f["n"] > 256 or f["n"] % 32:
+        raise EmuFault(f"{op}.2CTA: N = {f['n']} is not a tcgen05.mma N for M = 256")
+    if isinstance(a, Mem):
+        raise EmuFault(f"{op}.2CTA: A in tensor memory is not modelled")
+    if any(collector_usage(x)[0] != "discard" for x in (a, b)):
+        raise EmuFault(f"{op}.2CTA: collector buffers are not modelled")
+    if lanes_op is not None and any(_ur(w, lanes_op.index + i) for i in range(8)):
+        raise EmuFault(f"{op}.2CTA: a disable-output-lane mask is not modelled")
+    rank = int(w.m.cta_rank[w.wid // w.m.warps_per_cta]) if w.m.launch.cluster_size > 1 else 0
+    if rank & 1:
+        raise EmuFault(f"{op}.2CTA issued by the odd CTA of the pair (rank {rank})")
+    desc_a = _ur(w, a.index) | _ur(w, a.index + 1) << 32
+    desc_b = _ur(w, b.index) | _ur(w, b.index + 1) << 32
+    d_addr = _tmem_address(w, d)
+    enable = bool(np.atleast_1d(w.pred(enable_op))[0])
+    tms = [tensor_memory(w), peer_memory(w, op)]
+    ctas = [SimpleNamespace(cta=w.cta), SimpleNamespace(cta=peer_cta(w, op))]
+    tms[0].pending.setdefault(w.index, []).append(
+        lambda: _compute_pair(tms, ctas, op, f, desc_a, desc_b, d_addr, enable, scale))
+
+
 def block_scale_operand(ins):
     """The scale-factor address pair of a block-scaled MMA (tcgen05.mma.block_scale:
     `UTCQMMA`/`UTCOMMA[.4X] A, gdesc[URb], tmem[URd], tmem[URs], idesc[URi], tmem[URf], UPe`,
@@ -279,9 +343,9 @@ def op_utcmma(w, s, active, mask):
                        "(tcgen05.mma.block_scale, kind::mxf8f6f4/mxf4/mxf4nvf4) is not modelled: the "
                        "scale-factor layouts in tensor memory are figures of the PTX ISA not read here")
     ws = "WS" in ins.modifiers
-    for mod in ins.modifiers:
-        if mod in ("2CTA", "ASHIFT"):
-            raise EmuFault(f"{op}.{mod}: not modelled (tcgen05.mma{'.ashift' if mod == 'ASHIFT' else ', cta_group::2'})")
+    pair = "2CTA" in ins.modifiers
+    if "ASHIFT" in ins.modifiers:
+        raise EmuFault(f"{op}.ASHIFT: not modelled (tcgen05.mma.ashift)")
     if not mask.any():
         return
     ops = ins.operands
@@ -292,6 +356,8 @@ def op_utcmma(w, s, active, mask):
     lanes_op = rest.pop() if rest and not ws else None
     mask_op = rest.pop() if rest else None          # .WS: the zero-column mask descriptor pair
     f = decode_idesc(op, _ur(w, idesc.ubase.index))      # faults on a sparse MMA first
+    if pair and _tmem_address(w, low) == 0:
+        return _pair_mma(w, op, ins, f, a, b, d, lanes_op, enable_op, scale)
     if _tmem_address(w, low):
         raise EmuFault(f"{op}: a non-zero low half of the instruction-descriptor pair "
                        f"(tmem[UR{low.ubase.index}], the .sp metadata address) with a dense "

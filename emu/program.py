@@ -58,6 +58,9 @@ class KernelProgram:
     # EIATTR_EXPLICIT_CLUSTER): a launch that names no cluster uses them (emu.launch)
     cluster_dims: tuple[int, int, int] | None = None
     explicit_cluster: bool = False
+    # EIATTR_AT_ENTRY_FRAGMENTS: the driver's code run before the kernel's (6 TMEM_CTA1_V2,
+    # 7 the tcgen05 CTA pair's: emu.ops_tmem.at_entry applies its effect on shared memory)
+    at_entry_fragments: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

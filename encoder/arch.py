@@ -410,6 +410,13 @@ class Target:
     cluster_size_stride: int = 0
 
     @property
+    def tmem_partition_offset(self) -> int:
+        """Where ptxas 13.5 places tcgen05's partition (`__nv_reservedSMEM_tcgen05_partition`)
+        in the shared window: after the reserved words and sm_110's workaround words (0x40 on
+        sm_100/103, 0xc0 on sm_110)."""
+        return self.reserved_shared_section_bytes + self.gb10b_war_bytes
+
+    @property
     def full_name(self) -> str:
         """The name as `-arch` spells it ("sm_90a")."""
         return self.name + self.variant

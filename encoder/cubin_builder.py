@@ -777,6 +777,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                    other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
                 elif wanted:
                     syms.append(Symbol(name, end, size, STT_OBJECT, STB_WEAK, section=RESERVED_SHARED))
+                    end += size                 # (sm_110: the partition after the workaround words)
             if k.is_entry and not relocatable:      # (-g's extern shared variables: sm_90+
                 syms.extend(shared_groups.pop("extern", {}).values())   # after the reserved words')
         if k is file_order[0]:

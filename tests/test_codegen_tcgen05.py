@@ -754,9 +754,8 @@ def test_two_kernels_one_allocating():
     assert seen[1][1]["__nv_reservedSMEM_tcgen05_partition"] == (0x40, 0x20)
 
 
-# the CTA pair's relinquish_alloc_permit / dealloc (were "not supported yet"); its alloc is
-# a handshake between the pair's two CTAs (mbarrier waits, a store into the peer's shared
-# memory) and is still refused. (`word`: user shared data, so that the emulator's launch has
+# the CTA pair's relinquish_alloc_permit / dealloc (were "not supported yet"); its alloc, a
+# handshake between the pair's two CTAs, is tests/test_tcgen05_pair_alloc.py's. (`word`: user shared data, so that the emulator's launch has
 # the reserved shared words below it; a kernel with none gets no shared memory there)
 PAIR_FREE = HEAD + """  .reg .b32 r<3>;
   .reg .b64 rd<2>;
@@ -793,9 +792,3 @@ def test_pair_relinquish_and_dealloc_are_ptxas():
         with pytest.raises(EmuFault, match="BPT.TRAP"):
             run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [np.zeros(4, np.uint32)])
 
-
-def test_pair_alloc_is_a_named_refusal():
-    with pytest.raises(CompileError, match="not supported yet"):
-        _ours(PAIR_FREE.replace("ld.global.u32 r1, [rd1];", "cvt.u32.u64 r1, rd1;").replace(
-            "tcgen05.relinquish_alloc_permit", "tcgen05.alloc.cta_group::2.sync.aligned.b32 [r1], 64;\n"
-            "  tcgen05.relinquish_alloc_permit"))

@@ -160,8 +160,8 @@ def test_tcgen05_forms_are_ptxas_s_and_compile():
     """tcgen05 in the inventory (alloc/dealloc/relinquish, ld/st of every shape and .xN with
     the register count it takes, wait, fences, commit, shift, cp, mma of the f16/tf32/f8f6f4
     kinds): ptxas 13.5 takes them on sm_100a and sm_103a, none on sm_120a or sm_90a; every
-    8th compiles with us, and the cta_group::2 dealloc/relinquish, but for the cta_group::2
-    alloc (not supported yet: a named refusal, below)."""
+    8th compiles with us, and every cta_group::2 alloc/dealloc/relinquish (the pair's alloc
+    since branch isa36: tests/test_tcgen05_pair_alloc.py)."""
     from ptx2sass import CompileError, codegen
     from tools.inventory_kernels import acceptance_module
     forms = [f for f in inventory.forms() if f.opcode == "tcgen05"]
@@ -175,14 +175,10 @@ def test_tcgen05_forms_are_ptxas_s_and_compile():
     assert instruction_text(ld).count("%acc") == 128
     pair = ("tcgen05.alloc.cta_group::2", "tcgen05.dealloc.cta_group::2",
             "tcgen05.relinquish_alloc_permit.cta_group::2")
-    gap = pair[0]       # (dealloc/relinquish of the pair compile since branch mm8_31)
+    assert sum(f.spelling.startswith(pair[0]) for f in forms) == 2
     for f in forms[::8] + [f for f in forms if f.spelling.startswith(pair)]:
         text, _ = acceptance_module([instruction_text(f)], "100a", (8, 8))
-        if f.spelling.startswith(gap):
-            with pytest.raises(CompileError, match="not supported yet"):
-                codegen.compile_ptx(text, "sm_100a", "k.ptx")
-        else:
-            codegen.compile_ptx(text, "sm_100a", "k.ptx")
+        codegen.compile_ptx(text, "sm_100a", "k.ptx")
 
 
 def _audit_forms():

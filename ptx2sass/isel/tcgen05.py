@@ -7,6 +7,11 @@
   it then records the granules in the CTA's allocation bitmaps (ATOMS.OR of the granules
   into the partition word +0x14, of the first granule into +0x18) and stores the address
   (column = granule*32, lane 0) at dst; WARPSYNC.ALL joins the warp again.
+* `tcgen05.alloc.cta_group::2`: the CTA pair's handshake (`tmem_alloc_pair`): the even CTA's
+  leader takes the columns in both CTAs (`UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN`) and sends the
+  granule to the odd CTA's dst (STAS on the odd CTA's partition mbarrier at +0x8), which
+  answers with an arrive; dealloc and relinquish_alloc_permit of the pair are ::1's code.
+  Code that writes UR4/UR5 is followed by the global-memory descriptor's reload.
 * `tcgen05.dealloc.cta_group::1 taddr, ncols`: the bitmaps are checked first (columns not
   allocated, or not starting an allocation, trap: ptxas calls its two guardrail trap
   functions there, we trap in place with `@P BPT.TRAP 0x1`), then `UTCATOMSWS.AND URZ,
@@ -51,13 +56,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass import ir
-from ptx2sass.encoder.model import Imm, Label, Mem, Reg, SpecialReg
+from ptx2sass.encoder.model import ConstRef, Imm, Label, Mem, Reg, SpecialReg
 from ptx2sass.isel.common import LUT, NOT_PT, PT, RZ, URZ
 from ptx2sass.mir import COPY, MInstr, VMem, VOp
 
 # the partition's words (offsets from its start): granules allocated, granules starting an
 # allocation, the relinquished byte
 ALLOCATED, STARTS, RELINQUISHED = 0x14, 0x18, 0x1C
+# the CTA pair's (`.cta_group::2` alloc): its mbarrier, its phase word, the granule message's
+# size (STAS of one word), `mapa`'s PRMT selector (the peer's rank into the top byte)
+PAIR_MBARRIER, PAIR_PHASE, PAIR_MESSAGE_BYTES, MAPA_SELECTOR = 0x8, 0x10, 4, 0x654
 PARTITION_BYTES = 0x20
 GRANULE_COLUMNS = 32
 ALLOC_SLEEP = 0x64               # NANOSLEEP between allocation tries (ptxas's)
@@ -67,6 +75,7 @@ RANK_SHIFT = 24                  # a shared address's CTA rank (SR_CgaCtaId) bit
 # uniform registers live only inside one selection
 UR_RANK, UR_PART, UR_COUNT, UR_GRANULE, UR_MASK, UR_START, UR_DST, UR_TMEM = (
     Reg("UR", n) for n in (4, 5, 6, 7, 8, 9, 10, 11))
+DESCRIPTOR_PAIR = (4, 5)         # the global-memory descriptor's pair (codegen's prologue)
 UR_CTA_MASK = Reg("UR", 14)      # tcgen05.commit.multicast's CTA mask
 UR_DESC = Reg("UR", 12)          # tcgen05.cp's shared-memory descriptor pair UR12:UR13
 UP_GOT = Reg("UP", 0)
@@ -125,13 +134,30 @@ def collector_suffixes(modifiers) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 class TensorMemorySelection:
     def sel_tcgen05(self, ins):
+        """One tcgen05 instruction; where its code wrote UR4/UR5 (the partition's and the
+        instruction descriptor's fixed registers), the global-memory descriptor that
+        `desc[UR4]` accesses read is loaded again after it (as after a system call:
+        isel/calls.py; dropped unless the function reads it)."""
+        blocks, start = len(self.mf.blocks), len(self.out)
+        first = self.current
+        self.sel_tcgen05_form(ins)
+        emitted = ([mi for b in [first] + self.mf.blocks[blocks:] for mi in b.instrs]
+                   if self.current is not first else self.out[start:])
+        if any(isinstance(op, Reg) and op.file == "UR" and op.index in DESCRIPTOR_PAIR
+               for mi in emitted for op in mi.operands[:mi.ndefs]) \
+                and self.arch.global_desc_offset is not None:
+            self.out.append(MInstr("ULDC", ("64",), [Reg("UR", DESCRIPTOR_PAIR[0]),
+                                                     ConstRef(0, self.arch.global_desc_offset)],
+                                   1, None, self.line))
+
+    def sel_tcgen05_form(self, ins):
         if not self.arch.tensor_memory:
             raise self.unsupported(f"`tcgen05` on {self.arch.name}")
         kind = ins.modifiers[0] if ins.modifiers else ""
         pair = "cta_group::2" in ins.modifiers
-        # dealloc and relinquish_alloc_permit of the pair: ptxas 13.5 writes ::1's code (the
-        # pair's alloc is a handshake between the two CTAs: not done)
-        if pair and kind not in ("commit", "cp", "shift", "mma", "dealloc", "relinquish_alloc_permit"):
+        # dealloc and relinquish_alloc_permit of the pair: ptxas 13.5 writes ::1's code; the
+        # pair's alloc is a handshake between the two CTAs (tmem_alloc_pair)
+        if pair and kind not in ("alloc", "commit", "cp", "shift", "mma", "dealloc", "relinquish_alloc_permit"):
             raise self.unsupported(f"`tcgen05.{kind}.cta_group::2`")
         if kind.startswith("mma") and kind != "mma":
             raise self.unsupported(f"`tcgen05.{kind}`")
@@ -141,7 +167,7 @@ class TensorMemorySelection:
         self.mf.tmem_cta_groups.update(int(m[-1]) for m in ins.modifiers if m.startswith("cta_group::"))
         self.tmem_pair = ("2CTA",) if pair else ()      # the CTA pair's form (commit, cp, shift, mma)
         if kind == "alloc":
-            return self.tmem_alloc(ins)
+            return self.tmem_alloc_pair(ins) if pair else self.tmem_alloc(ins)
         if kind == "dealloc":
             return self.tmem_dealloc(ins)
         if kind == "relinquish_alloc_permit":
@@ -164,7 +190,7 @@ class TensorMemorySelection:
     # ------------------------------------------------------------------ helpers
     def tmem_partition(self) -> None:
         """UR_PART = the partition's shared address (this CTA's window)."""
-        base = self.arch.reserved_shared_section_bytes
+        base = self.arch.tmem_partition_offset
         self.emit("S2UR", (), [UR_RANK, SpecialReg("SR_CgaCtaId")], guarded=False)
         self.emit("UMOV", (), [UR_PART, self.imm32(base)], guarded=False)
         self.emit("ULEA", (), [UR_PART, UR_RANK, UR_PART, Imm(RANK_SHIFT)], guarded=False)
@@ -233,6 +259,107 @@ class TensorMemorySelection:
         self.emit("STS", (), [where, column], ndefs=0)
         self.flow_enter(done)
         self.warp_sync()
+
+    def tmem_alloc_pair(self, ins):
+        """`tcgen05.alloc.cta_group::2`: one warp of each CTA of the pair (ranks 2k, 2k+1)
+        runs it, as ptxas 13.5 writes it. The even CTA's elected lane takes the columns in
+        both CTAs' tensor memory (`UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN` retry loop) and sends
+        the first granule to the odd CTA's `dst` with `STAS` on the odd CTA's partition
+        mbarrier (+0x8), after an arrive.expect_tx of its 4 bytes there; the odd CTA's
+        elected lane waits on that mbarrier, reads the granule back from its `dst` and
+        arrives on the even CTA's mbarrier once it has stored its column, which the even
+        CTA's next allocation waits for. Each side waits on its own mbarrier with the parity
+        of the phase word at +0x10 and toggles that word; both store the column at `dst` and
+        OR the granules into their bitmaps. (The driver's at-entry fragment TMEM_CTA2
+        prepares the mbarriers: emu/ops_tmem.py's model.)"""
+        self.mf.tmem_alloc = True
+        granules, granule_mask = self.tmem_granules(ins)
+        self.warp_sync()
+        leader = VOp(self.mf.new_vreg("P"))
+        self.emit("ELECT", (), [leader, URZ, PT], ndefs=2)
+        done = self.flow_block("tmem_alloc_done")
+        self.flow_goto(done, when=VOp(leader.reg, inv=True))
+        dst = self.bulk_shared(ins.srcs[0], UR_DST)
+        if dst is None:
+            dst = VOp(self.mf.new_vreg())
+            self.emit("MOV", (), [dst, UR_DST])
+        self.tmem_partition()
+        part, rank, odd, peer = (VOp(self.mf.new_vreg()) for _ in range(4))
+        self.emit("MOV", (), [part, UR_PART])
+        self.emit("MOV", (), [rank, UR_RANK])
+        self.emit("LOP3", ("LUT",), [odd, rank, Imm(1), RZ, Imm(LUT["and"]), NOT_PT])
+        self.emit("LOP3", ("LUT",), [peer, rank, Imm(1), RZ, Imm(LUT["xor"]), NOT_PT])
+        bar = VMem(part, PAIR_MBARRIER, wide=False, uniform_zero=True)
+        phase, parity = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("LDS", (), [phase, VMem(part, PAIR_PHASE, wide=False)])
+        self.emit("SHF", ("L", "U32"), [parity, phase, Imm(31), RZ])
+        wait = self.flow_block("tmem_pair_wait")
+        self.flow_enter(wait)
+        ready = VOp(self.mf.new_vreg("P"))
+        self.emit("SYNCS", ("PHASECHK", "TRANS64", "TRYWAIT"), [ready, bar, parity], ndefs=1)
+        self.flow_goto(wait, when=VOp(ready.reg, inv=True))
+        peer_bar, own_bar = VOp(self.mf.new_vreg()), VOp(self.mf.new_vreg())
+        self.emit("IADD3", (), [own_bar, part, Imm(PAIR_MBARRIER), RZ])
+        self.emit("PRMT", (), [peer_bar, peer, Imm(MAPA_SELECTOR), own_bar])
+        is_odd = VOp(self.mf.new_vreg("P"))
+        self.emit("ISETP", ("NE", "U32", "AND"), [is_odd, PT, odd, RZ, PT])
+        odd_side = self.flow_block("tmem_pair_odd")
+        self.flow_goto(odd_side, when=is_odd)
+        # the even CTA: allocate in both, send the granule
+        if isinstance(granules, int):
+            self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
+        else:
+            self.emit("R2UR", (), [UR_COUNT, granules])
+        take = ("2CTA", "FIND_AND_SET", "ALIGN")
+        self.emit("UTCATOMSWS", take, [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
+        got = self.flow_block("tmem_alloc_got")
+        self.uniform_branch(got, UP_GOT)
+        retry = self.flow_block("tmem_alloc_retry")
+        self.flow_enter(retry)
+        self.emit("NANOSLEEP", (), [Imm(ALLOC_SLEEP)], ndefs=0)
+        self.emit("UTCATOMSWS", take, [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
+        self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0, None,
+                               self.line, uniform=True))
+        self._flow_link(retry, retry)
+        self.flow_enter(got)
+        first = VOp(self.mf.new_vreg())
+        self.emit("MOV", (), [first, UR_GRANULE])
+        size = VOp(self.mf.new_vreg())
+        self.move(size, Imm(PAIR_MESSAGE_BYTES))
+        self.emit("SYNCS", ("ARRIVE", "TRANS64", "RED"), [RZ, VMem(peer_bar, 0, wide=False, uniform_zero=True),
+                                                          size])
+        pair = self.new_pair()
+        self.emit("PRMT", (), [VOp(pair.reg, 0), peer, Imm(MAPA_SELECTOR), dst])
+        self.move(VOp(pair.reg, 1), peer_bar)
+        self.emit("STAS", (), [VMem(pair, 0, wide=True, described=False), first], ndefs=0)
+        self.tmem_pair_record(first, granule_mask, part, dst)
+        joined = self.flow_block("tmem_pair_joined")
+        self.flow_goto(joined)
+        # the odd CTA: the granule the even one stored at dst, then let it go on
+        self.flow_enter(odd_side)
+        sent = VOp(self.mf.new_vreg())
+        self.emit("LDS", (), [sent, VMem(dst, 0, wide=False)])
+        self.tmem_pair_record(sent, granule_mask, part, dst)
+        self.emit("SYNCS", ("ARRIVE", "TRANS64", "RED", "A1T0"),
+                  [RZ, VMem(peer_bar, 0, wide=False, uniform_zero=True), RZ])
+        self.flow_enter(joined)
+        one = VOp(self.mf.new_vreg())
+        self.move(one, Imm(1))
+        self.emit("ATOMS", ("XOR",), [RZ, VMem(part, PAIR_PHASE, wide=False), one])
+        self.flow_enter(done)
+        self.warp_sync()
+
+    def tmem_pair_record(self, first, granule_mask, part, dst) -> None:
+        """This CTA's record of the pair's allocation at granule `first`: the column at `dst`,
+        the granules in the partition's bitmaps (per-lane `part`)."""
+        mask, start, column = (VOp(self.mf.new_vreg()) for _ in range(3))
+        self.emit("SHF", ("L", "U32"), [mask, (self.reg_part(ir.Const(granule_mask, "b32"))
+                                            if isinstance(granule_mask, int) else granule_mask), first, RZ])
+        self.emit("SHF", ("L", "U32"), [start, self.reg_part(ir.Const(1, "b32")), first, RZ])
+        self.emit("SHF", ("L", "U32"), [column, first, Imm(5), RZ])
+        self.emit("STS", (), [VMem(dst, 0, wide=False), column], ndefs=0)
+        self.emit("ATOMS", ("OR",), [RZ, VMem(part, ALLOCATED, wide=False), mask])
+        self.emit("ATOMS", ("OR",), [RZ, VMem(part, STARTS, wide=False), start])
 
     def tmem_relinquish(self):
         if not (self.out and self.out[-1].opcode == "WARPSYNC"):      # right after an alloc's
