@@ -17,6 +17,7 @@ those traces.
 """
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from typing import Callable
 
@@ -832,6 +833,51 @@ def _i2f(step, generic):
         else:
             d(w, v.astype(np.float32).view(U32), mask)
     return i2f
+
+
+@form("F2FP")
+def _f2fp(step, generic):
+    """`F2FP.F16.F32.PACK_AB` / `F2FP.BF16.F32.PACK_AB d, a, b` to nearest even: a's half in
+    the high 16 bits, b's in the low, as ops_float.op_f2fp computes it. An FP32 value is
+    exact in FP64, so the handler's FP64 step (and, for BF16, its round-to-odd narrowing
+    back to FP32) leaves it unchanged: F16 is NumPy's correctly rounded float32 -> float16
+    cast, BF16 the FP32 bits rounded to nearest even (fp.f32_to_bf16_bits); a NaN gives the
+    canonical 0x7fff. Both sources are converted as one (lanes, 2) array, b's column
+    first, whose 16-bit halves read as little-endian words are the packed results."""
+    ins = step.ins
+    mods = ins.modifiers
+    if len(mods) != 3 or tuple(mods[1:]) != ("F32", "PACK_AB") or mods[0] not in ("F16", "BF16") \
+            or len(ins.operands) != 3 or sys.byteorder != "little":
+        return None
+    d_op, a_op, b_op = ins.operands
+    for op in (a_op, b_op):
+        if op.__class__ is not Reg or op.file != "R" or op.inv or getattr(op, "neg", False) \
+                or getattr(op, "abs", False) or getattr(op, "suffix", ()):
+            return None
+    d, a, b = dst32(d_op), src32(a_op, neg=False), src32(b_op, neg=False)
+    if None in (d, a, b):
+        return None
+    bf16 = mods[0] == "BF16"
+    from .fp import BF16_CANONICAL_NAN, F16_CANONICAL_NAN
+    nan_half = int(BF16_CANONICAL_NAN if bf16 else F16_CANONICAL_NAN)
+    abs_mask, inf_bits, one, half = U32(0x7FFFFFFF), U32(0x7F800000), U32(1), U32(0x7FFF)
+    sixteen = U32(16)
+
+    def f2fp(w, s, active, mask):
+        va = a(w)
+        vb = b(w)
+        pair = np.empty((w.width, 2), dtype=U32)
+        pair[:, 0] = vb
+        pair[:, 1] = va
+        nan = (pair & abs_mask) > inf_bits
+        if bf16:
+            halves = ((pair + half + ((pair >> sixteen) & one)) >> sixteen).astype(np.uint16)
+        else:
+            halves = pair.view(np.float32).astype(np.float16).view(np.uint16)
+        if np.count_nonzero(nan):
+            halves[nan] = nan_half
+        d(w, halves.view(U32).reshape(-1), mask)
+    return f2fp
 
 
 @form("FADD")
