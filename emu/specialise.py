@@ -880,6 +880,104 @@ def _f2fp(step, generic):
     return f2fp
 
 
+@form("SHFL")
+def _shfl(step, generic):
+    """`SHFL.{IDX,UP,DOWN,BFLY} Pd, Rd, Ra, b, c` with c an immediate (segment mask << 8 |
+    clamp) or RZ and Ra a register, as ops_warp.op_shfl computes it: each lane's source lane j
+    of its own warp and whether it is in range (Pd) depend only on its lane id when b is
+    an immediate too (tables made here), else on b per lane against the lane's bound (a
+    table). Out-of-range lanes read their own Ra; a source outside the group reads its
+    register as it stands (stale)."""
+    ins = step.ins
+    ops = ins.operands
+    mode = [m for m in ins.modifiers if m in ("IDX", "UP", "DOWN", "BFLY")]
+    if len(ops) != 5 or len(mode) != 1 or len(ins.modifiers) != 1:
+        return None
+    mode = mode[0]
+    pd_op, d_op, a_op, b_op, c_op = ops
+    if a_op.__class__ is not Reg or a_op.file != "R" or a_op.is_zero:
+        return None
+    if c_op.__class__ is Reg and c_op.file == "R" and c_op.is_zero and not c_op.inv:
+        c_op = Imm(0)                       # RZ: c = 0 (ptxas's UP with no clamp)
+    elif c_op.__class__ is not Imm or c_op.text is not None:
+        return None
+    d, pd, b = dst32(d_op), dst_pred(pd_op), src32(b_op, neg=False)
+    if None in (d, pd, b):
+        return None
+    ai, inv = a_op.index, a_op.inv
+    c = c_op.value & 0xFFFFFFFF
+    clamp, seg = c & 31, (c >> 8) & 31
+    lane = np.arange(32, dtype=I64)
+    max_lane = (lane & seg) | (clamp & ~seg)
+    min_lane = lane & seg
+
+    def source(bv):
+        """(source lane, in range) per lane id for shift/index values `bv` (0..31)."""
+        if mode == "UP":
+            j = lane - bv
+            ok = j >= max_lane
+        elif mode == "DOWN":
+            j = lane + bv
+            ok = j <= max_lane
+        elif mode == "BFLY":
+            j = lane ^ bv
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bv & ~seg)
+            ok = j <= max_lane
+        return np.where(ok, j, lane) & 31, ok
+
+    fixed = b_op.__class__ is Imm
+    if fixed:
+        jt, okt = source(int(b(None)[0]) & 31)
+    tables: dict = {}
+
+    def lanes_of(w):
+        """(each lane's source as a lane of the machine, in range) for `w`'s lanes, b an
+        immediate; for groups of whole warps from a warp's lane 0, the sources relative to
+        the group's first lane are kept per width."""
+        sl = w.sl
+        if sl is not None and not (sl.start | w.width) & 31:
+            got = tables.get(w.width)
+            if got is None:
+                k = w.width >> 5
+                offs = np.repeat(np.arange(k, dtype=I64) * 32, 32) + np.tile(jt, k)
+                ok = np.tile(okt, k)
+                offs.flags.writeable = ok.flags.writeable = False
+                got = tables[w.width] = (offs, ok)
+            return got[0] + sl.start, got[1]
+        lid = w.idx & 31
+        return (w.idx - lid) + jt[lid], okt[lid]
+
+    def shfl(w, s, active, mask):
+        m = w.m
+        if m.tracing:
+            m.reads.append(("R", ai))
+        row = m.R[ai]
+        if fixed:
+            src, ok = lanes_of(w)
+            v = row[src]
+        else:
+            bv = b(w).astype(I64) & 31
+            lid = w.idx & 31
+            if mode == "UP":
+                j = lid - bv
+                ok = j >= max_lane[lid]
+            elif mode == "DOWN":
+                j = lid + bv
+                ok = j <= max_lane[lid]
+            elif mode == "BFLY":
+                j = lid ^ bv
+                ok = j <= max_lane[lid]
+            else:
+                j = min_lane[lid] | (bv & ~seg)
+                ok = j <= max_lane[lid]
+            v = row[(w.idx - lid) + (np.where(ok, j, lid) & 31)]
+        d(w, ~v if inv else v, mask)
+        pd(w, ok, mask)
+    return shfl
+
+
 @form("FADD")
 def _fadd(step, generic):
     return _fp_form(step, 2, np.add)
