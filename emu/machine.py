@@ -442,8 +442,9 @@ class Warp(Lanes):
     def _barrier_instances(self, at_bsync: np.ndarray):
         """(Bx, member mask, lanes waiting on it) of each barrier instance lanes wait at:
         lanes waiting on the same Bx with the same member mask, in (Bx, mask) order."""
-        keys = {(int(b), int(self.B[int(b), lane])) for lane, b in
-                zip(np.nonzero(at_bsync)[0].tolist(), self.wait_arg[at_bsync].tolist())}
+        lanes = at_bsync.nonzero()[0]
+        waited = self.wait_arg[lanes]
+        keys = set(zip(waited.tolist(), self.B[waited, lanes].tolist()))
         for b, m in sorted(keys):
             yield b, m, at_bsync & (self.wait_arg == b) & (self.B[b] == m)
 

@@ -12,6 +12,8 @@ from .lanes import PerWarp, widen
 from .machine import AT_BAR, AT_BSYNC, AT_WARPSYNC, EXITED, FULL, LANES, int_to_mask, mask_to_int  # noqa: F401
 from .registry import semantics
 
+LANE_SHIFTS = np.arange(LANES)          # a lane's bit in a 32-lane mask: 1 << lane
+
 
 def _target(s):
     for op in s.ins.operands:
@@ -241,7 +243,7 @@ def op_bsync(w, s, active, mask):
     """BSYNC Bx: members wait until every live member of their barrier waits too; a lane
     that is not a member of its own Bx (it left by BREAK) goes on."""
     b = s.ins.operands[0]
-    own = (w.B[b.index] >> np.arange(32)) & 1 != 0
+    own = (w.B[b.index] >> LANE_SHIFTS) & 1 != 0
     waiting = mask & own
     w.state[waiting] = AT_BSYNC
     w.wait_arg[waiting] = b.index

@@ -71,11 +71,22 @@ def _whole_warps(w) -> int:
 
 
 def _warp_regs(w, op, n, nw):
-    """`_regs` of each of the `nw` whole warps of `w`: (warp, register, lane)."""
+    """`_regs` of each of the `nw` whole warps of `w`: (warp, register, lane). The `n` rows
+    are read as one block where they are general registers below RZ (recording the reads
+    `w.r` would, in its order); otherwise register by register through `w.r`."""
+    if op.is_zero:
+        return np.zeros((nw, n, 32), dtype=U32)
+    m = w.m
+    first = op.index
+    if first + n <= 255:
+        if m.tracing:
+            m.reads += [("R", first + i) for i in range(n)]
+        rows = m.R[first:first + n]
+        out = rows[:, w.sl] if w.sl is not None else rows[:, w.idx]
+        return out.reshape(n, nw, 32).transpose(1, 0, 2).copy()
     out = np.zeros((n, nw * 32), dtype=U32)
-    if not op.is_zero:
-        for i in range(n):
-            out[i] = w.r(Reg("R", op.index + i))
+    for i in range(n):
+        out[i] = w.r(Reg("R", first + i))
     return out.reshape(n, nw, 32).transpose(1, 0, 2)
 
 
@@ -233,10 +244,13 @@ def _hmma_f32(A, B, C, min_exp):
         # a nonzero sum below FP32's least subnormal truncates to +0 whatever its sign (GPU
         # run 27, fuzz 9500703: HMMA.16816.F32.BF16 of products summing to -2.1e-52, C = +0)
         near = np.where(near == 0, np.float32(0), near)
-        ieee = _each(lambda a, b, c: a @ b + c, A, B, C)
     finite = np.isfinite(A).all(axis=-1)[..., :, None] & np.isfinite(B).all(axis=-2)[..., None, :] & np.isfinite(C)
     # an overflow is infinite, as an H200 gives it (run 11's 9300879: bf16 sums past FP32's range)
     keep = finite & (s != 0) & np.isfinite(rounded)
+    if keep.all():
+        return near.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        ieee = _each(lambda a, b, c: a @ b + c, A, B, C)
     return np.where(keep, near.astype(np.float64), ieee)
 
 
@@ -402,12 +416,11 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
             for e in range(2):
                 C[:, G + 8 * h, 2 * T + e] = _unpack(creg[:, h], e, 16, "f16")
     else:
+        # register 2h + e of a lane holds C[g + 8h, 2t + e]: every register at once
         creg = _warp_regs(w, c_op, 2 * halves, nw)
-        for h in range(halves):
-            for e in range(2):
-                v = creg[:, 2 * h + e]
-                C[:, G + 8 * h, 2 * T + e] = fp.f32(v).astype(np.float64) if acc_kind == "f32" \
-                    else v.view(np.int32).astype(np.int64)
+        rows, cols = _cd_rows_cols(halves)
+        C[:, rows, cols] = fp.f32(creg).astype(np.float64) if acc_kind == "f32" \
+            else creg.view(np.int32).astype(np.int64)
     if sparse and dtype is np.float64:
         # the sparse unit multiplies each stored element of A by the row of B its metadata
         # names, and nothing else: B's NaN or infinity in a row A leaves out does not reach
@@ -427,16 +440,28 @@ def _mma(w, s, mask, a_kind, b_kind, acc_kind):
             hi = fp.f64_to_half_bits(D[:, G + 8 * h, 2 * T + 1].reshape(-1), "f16").astype(U32)
             out.append(lo | (hi << U32(16)))
     else:
-        for h in range(halves):
-            for e in range(2):
-                v = D[:, G + 8 * h, 2 * T + e].reshape(-1)
-                if acc_kind == "f32":
-                    out.append(fp.canonicalise_f32(v.astype(np.float32)))
-                else:
-                    if "SAT" in s.ins.modifiers:
-                        v = np.clip(v, -(1 << 31), (1 << 31) - 1)
-                    out.append((v.astype(np.int64) & 0xFFFFFFFF).astype(U32))
+        # D's registers as C's: (register, warp, lane) gathered at once, each register's
+        # values warp after warp as the group's lanes run
+        rows, cols = _cd_rows_cols(halves)
+        v = D[:, rows, cols].transpose(1, 0, 2).reshape(2 * halves, -1)
+        if acc_kind == "f32":
+            words = fp.canonicalise_f32(v.astype(np.float32))
+        else:
+            if "SAT" in s.ins.modifiers:
+                v = np.clip(v, -(1 << 31), (1 << 31) - 1)
+            words = (v.astype(np.int64) & 0xFFFFFFFF).astype(U32)
+        out = list(words)
     w.wn(d, out, mask)
+
+
+@lru_cache(maxsize=None)
+def _cd_rows_cols(halves: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column of C/D (FP32 or S32 elements) that register 2h + e holds per lane:
+    (g + 8h, 2t + e), as (register, lane) index arrays."""
+    rows = np.stack([G + 8 * h for h in range(halves) for e in range(2)])
+    cols = np.stack([2 * T + e for h in range(halves) for e in range(2)])
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
 
 
 def _dense_product(s, A, B, C, a_kind, acc_kind, dtype):

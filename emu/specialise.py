@@ -17,6 +17,7 @@ those traces.
 """
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from typing import Callable
 
@@ -832,6 +833,149 @@ def _i2f(step, generic):
         else:
             d(w, v.astype(np.float32).view(U32), mask)
     return i2f
+
+
+@form("F2FP")
+def _f2fp(step, generic):
+    """`F2FP.F16.F32.PACK_AB` / `F2FP.BF16.F32.PACK_AB d, a, b` to nearest even: a's half in
+    the high 16 bits, b's in the low, as ops_float.op_f2fp computes it. An FP32 value is
+    exact in FP64, so the handler's FP64 step (and, for BF16, its round-to-odd narrowing
+    back to FP32) leaves it unchanged: F16 is NumPy's correctly rounded float32 -> float16
+    cast, BF16 the FP32 bits rounded to nearest even (fp.f32_to_bf16_bits); a NaN gives the
+    canonical 0x7fff. Both sources are converted as one (lanes, 2) array, b's column
+    first, whose 16-bit halves read as little-endian words are the packed results."""
+    ins = step.ins
+    mods = ins.modifiers
+    if len(mods) != 3 or tuple(mods[1:]) != ("F32", "PACK_AB") or mods[0] not in ("F16", "BF16") \
+            or len(ins.operands) != 3 or sys.byteorder != "little":
+        return None
+    d_op, a_op, b_op = ins.operands
+    for op in (a_op, b_op):
+        if op.__class__ is not Reg or op.file != "R" or op.inv or getattr(op, "neg", False) \
+                or getattr(op, "abs", False) or getattr(op, "suffix", ()):
+            return None
+    d, a, b = dst32(d_op), src32(a_op, neg=False), src32(b_op, neg=False)
+    if None in (d, a, b):
+        return None
+    bf16 = mods[0] == "BF16"
+    from .fp import BF16_CANONICAL_NAN, F16_CANONICAL_NAN
+    nan_half = int(BF16_CANONICAL_NAN if bf16 else F16_CANONICAL_NAN)
+    abs_mask, inf_bits, one, half = U32(0x7FFFFFFF), U32(0x7F800000), U32(1), U32(0x7FFF)
+    sixteen = U32(16)
+
+    def f2fp(w, s, active, mask):
+        va = a(w)
+        vb = b(w)
+        pair = np.empty((w.width, 2), dtype=U32)
+        pair[:, 0] = vb
+        pair[:, 1] = va
+        nan = (pair & abs_mask) > inf_bits
+        if bf16:
+            halves = ((pair + half + ((pair >> sixteen) & one)) >> sixteen).astype(np.uint16)
+        else:
+            halves = pair.view(np.float32).astype(np.float16).view(np.uint16)
+        if np.count_nonzero(nan):
+            halves[nan] = nan_half
+        d(w, halves.view(U32).reshape(-1), mask)
+    return f2fp
+
+
+@form("SHFL")
+def _shfl(step, generic):
+    """`SHFL.{IDX,UP,DOWN,BFLY} Pd, Rd, Ra, b, c` with c an immediate (segment mask << 8 |
+    clamp) or RZ and Ra a register, as ops_warp.op_shfl computes it: each lane's source lane j
+    of its own warp and whether it is in range (Pd) depend only on its lane id when b is
+    an immediate too (tables made here), else on b per lane against the lane's bound (a
+    table). Out-of-range lanes read their own Ra; a source outside the group reads its
+    register as it stands (stale)."""
+    ins = step.ins
+    ops = ins.operands
+    mode = [m for m in ins.modifiers if m in ("IDX", "UP", "DOWN", "BFLY")]
+    if len(ops) != 5 or len(mode) != 1 or len(ins.modifiers) != 1:
+        return None
+    mode = mode[0]
+    pd_op, d_op, a_op, b_op, c_op = ops
+    if a_op.__class__ is not Reg or a_op.file != "R" or a_op.is_zero:
+        return None
+    if c_op.__class__ is Reg and c_op.file == "R" and c_op.is_zero and not c_op.inv:
+        c_op = Imm(0)                       # RZ: c = 0 (ptxas's UP with no clamp)
+    elif c_op.__class__ is not Imm or c_op.text is not None:
+        return None
+    d, pd, b = dst32(d_op), dst_pred(pd_op), src32(b_op, neg=False)
+    if None in (d, pd, b):
+        return None
+    ai, inv = a_op.index, a_op.inv
+    c = c_op.value & 0xFFFFFFFF
+    clamp, seg = c & 31, (c >> 8) & 31
+    lane = np.arange(32, dtype=I64)
+    max_lane = (lane & seg) | (clamp & ~seg)
+    min_lane = lane & seg
+
+    def source(bv):
+        """(source lane, in range) per lane id for shift/index values `bv` (0..31)."""
+        if mode == "UP":
+            j = lane - bv
+            ok = j >= max_lane
+        elif mode == "DOWN":
+            j = lane + bv
+            ok = j <= max_lane
+        elif mode == "BFLY":
+            j = lane ^ bv
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bv & ~seg)
+            ok = j <= max_lane
+        return np.where(ok, j, lane) & 31, ok
+
+    fixed = b_op.__class__ is Imm
+    if fixed:
+        jt, okt = source(int(b(None)[0]) & 31)
+    tables: dict = {}
+
+    def lanes_of(w):
+        """(each lane's source as a lane of the machine, in range) for `w`'s lanes, b an
+        immediate; for groups of whole warps from a warp's lane 0, the sources relative to
+        the group's first lane are kept per width."""
+        sl = w.sl
+        if sl is not None and not (sl.start | w.width) & 31:
+            got = tables.get(w.width)
+            if got is None:
+                k = w.width >> 5
+                offs = np.repeat(np.arange(k, dtype=I64) * 32, 32) + np.tile(jt, k)
+                ok = np.tile(okt, k)
+                offs.flags.writeable = ok.flags.writeable = False
+                got = tables[w.width] = (offs, ok)
+            return got[0] + sl.start, got[1]
+        lid = w.idx & 31
+        return (w.idx - lid) + jt[lid], okt[lid]
+
+    def shfl(w, s, active, mask):
+        m = w.m
+        if m.tracing:
+            m.reads.append(("R", ai))
+        row = m.R[ai]
+        if fixed:
+            src, ok = lanes_of(w)
+            v = row[src]
+        else:
+            bv = b(w).astype(I64) & 31
+            lid = w.idx & 31
+            if mode == "UP":
+                j = lid - bv
+                ok = j >= max_lane[lid]
+            elif mode == "DOWN":
+                j = lid + bv
+                ok = j <= max_lane[lid]
+            elif mode == "BFLY":
+                j = lid ^ bv
+                ok = j <= max_lane[lid]
+            else:
+                j = min_lane[lid] | (bv & ~seg)
+                ok = j <= max_lane[lid]
+            v = row[(w.idx - lid) + (np.where(ok, j, lid) & 31)]
+        d(w, ~v if inv else v, mask)
+        pd(w, ok, mask)
+    return shfl
 
 
 @form("FADD")
