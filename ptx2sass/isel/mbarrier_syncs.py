@@ -43,6 +43,7 @@ DATA_UR = Reg("UR", 10)
 DATA_HI_UR = Reg("UR", 11)
 COUNT_UR = Reg("UR", 12)
 LOOP_SCRATCH_UR = Reg("UR", 13)
+REGISTER_WHEN_DIVERGED = True   # an address written in divergent code stays in its register (A/B flag)
 
 ROUTE = {  # PTX operation -> (arrival part, transaction part) of SYNCS.ARRIVE.TRANS64
     ("arrive", False): ("A1", "T0"), ("arrive", True): ("AR", "T0"),
@@ -87,7 +88,7 @@ class SyncsMbarrierSelection:
             raise self.unsupported(f"address operand {addr!r}")
         base = addr.base
         sym = self.syncs_symbol(base)
-        if sym is not None and not uniform_only and isinstance(base, ir.Value) \
+        if sym is not None and not uniform_only and REGISTER_WHEN_DIVERGED and isinstance(base, ir.Value) \
                 and self.syncs_written_diverged(base):
             r = self.vreg(base)
             return VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False, uniform_zero=True)
