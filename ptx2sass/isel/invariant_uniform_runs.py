@@ -21,8 +21,9 @@ run writes). Its value is the same wherever it runs. Two changes:
   is outside divergent code (`uniform_datapath._divergent_region`): a
   uniform register held across the loop there could be written by the other side of a
   divergent branch between two spins.
-- **repeat**: a run equal to an earlier one of its block, whose registers nothing has
-  written since, goes (outside divergent code).
+- **repeat**: a run whose value its registers already hold on every path to it (an
+  equal run before it, nothing writing them since) goes, outside divergent code (where a
+  block runs, the whole warp has run everything before it).
 
 Switch: `HOIST_UNIFORM_RUNS`."""
 from __future__ import annotations
@@ -133,9 +134,7 @@ def hoist_uniform_runs(mf: MFunction) -> None:
         return
     region = _divergent_region(mf)
     _hoist(mf, region)
-    for b in mf.blocks:
-        if id(b) not in region:
-            _drop_repeats(b)
+    _drop_available(mf, region)
 
 
 def _hoist(mf: MFunction, region: set[int]) -> None:
@@ -190,29 +189,66 @@ def _hoist(mf: MFunction, region: set[int]) -> None:
         _append_before_exit(pre, [mi for run in first.values() for mi in run])
 
 
-def _drop_repeats(b: MBlock) -> None:
-    """Remove a run equal to an earlier one whose registers nothing has written since."""
-    rs, _ok = _runs(b)
-    if len(rs) < 2:
+def _drop_available(mf: MFunction, region: set[int]) -> None:
+    """Remove each run whose value its registers already hold on every path to it (forward
+    availability over the blocks: a run makes its value available, any other write of one
+    of its registers ends that), outside divergent code."""
+    runs_of: dict[int, dict[int, tuple[int, tuple, frozenset]]] = {}   # block -> member -> (run, key, regs)
+    for b in mf.blocks:
+        info = {}
+        for k, run in enumerate(_runs(b)[0]):
+            key = tuple(_key(mi) for mi in run)
+            regs = frozenset().union(*(_writes(mi) for mi in run))
+            for mi in run:
+                info[id(mi)] = (k, key, regs, mi is run[0], mi is run[-1])
+        runs_of[id(b)] = info
+    everything = {(v[1], v[2]) for info in runs_of.values() for v in info.values()}
+    if not everything:
         return
-    of = {id(mi): k for k, run in enumerate(rs) for mi in run}
-    keys = [tuple(_key(mi) for mi in run) for run in rs]
-    regs = [set().union(*(_writes(mi) for mi in run)) for run in rs]
-    valid: dict[tuple, int] = {}       # run key -> index of the run whose value still stands
-    gone: set[int] = set()
-    for mi in b.instrs:
-        k = of.get(id(mi))
-        if k in gone:
+
+    def walk(b: MBlock, avail: set, gone: set | None) -> set:
+        avail = set(avail)
+        info = runs_of[id(b)]
+        skip = None
+        for mi in b.instrs:
+            v = info.get(id(mi))
+            if v is not None and v[0] == skip:
+                continue
+            if v is not None and v[3] and (v[1], v[2]) in avail and gone is not None \
+                    and id(b) not in region:
+                gone.add((id(b), v[0]))
+                skip = v[0]
+                continue
+            w = _writes(mi)
+            if w:
+                avail = {a for a in avail if not a[1] & w}
+            if v is not None and v[4]:
+                avail.add((v[1], v[2]))
+        return avail
+
+    entry = mf.blocks[0]
+    out = {id(b): set(everything) for b in mf.blocks}
+    out[id(entry)] = walk(entry, set(), None)
+    changed = True
+    while changed:
+        changed = False
+        for b in mf.blocks:
+            if b is entry:
+                continue
+            preds = [out[id(p)] for p in b.preds]
+            avail = set.intersection(*preds) if preds else set()
+            new = walk(b, avail, None)
+            if new != out[id(b)]:
+                out[id(b)] = new
+                changed = True
+    for b in mf.blocks:
+        if id(b) in region:
             continue
-        if k is not None and mi is rs[k][0] and keys[k] in valid:
-            gone.add(k)
-            continue
-        w = _writes(mi)
-        if w:
-            for key, j in list(valid.items()):
-                if j != k and regs[j] & w:
-                    del valid[key]
-        if k is not None and mi is rs[k][-1]:
-            valid[keys[k]] = k
-    if gone:
-        b.instrs[:] = [mi for mi in b.instrs if of.get(id(mi)) not in gone]
+        preds = [out[id(p)] for p in b.preds]
+        avail = set.intersection(*preds) if preds and b is not entry else set()
+        gone: set = set()
+        walk(b, avail, gone)
+        if gone:
+            info = runs_of[id(b)]
+            b.instrs[:] = [mi for mi in b.instrs
+                           if id(mi) not in info or (id(b), info[id(mi)][0]) not in gone]
