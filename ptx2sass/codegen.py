@@ -57,6 +57,7 @@ from ptx2sass.isel.errbar_at_exit import ERRBAR_AT_EXIT, errbar_at_exit
 from ptx2sass.isel.operand_slots import legalise_operand_slots
 from ptx2sass.isel.uniform_datapath import UNIFORM_DATAPATH, select_uniform_datapath, uniform_pools
 from ptx2sass.isel.target_forms import apply_target_forms
+from ptx2sass.isel.invariant_uniform_runs import hoist_uniform_runs
 from ptx2sass.f32x2 import lower_f32x2
 from ptx2sass.mma_forms import SPARSE_MMA_SOURCE_BITS, lower_mma_forms
 from ptx2sass.mma_quadpair import lower_quadpair_mma
@@ -365,6 +366,7 @@ def _compile_function(fn: ir.Function, info, filename: str | None, layout: Kerne
     insert_loop_yields(mf, fn)
     aggregate_warp_atomics(mf)
     apply_target_forms(mf, info)
+    hoist_uniform_runs(mf)
     fold_shared_addresses(mf)
     fold_sign_extended_adds(mf, info)
     fold_shifted_adds(mf)

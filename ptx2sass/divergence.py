@@ -36,6 +36,7 @@ WARP_UNIFORM = {"vote", "redux", "activemask"}
 # elect.sync's predicate is true in the elected lane alone (its `d`, the leader's lane,
 # is the same in every lane of the mask).
 PER_LANE_DESTS = {"elect": (1,)}
+UNIFORM_PHASE_TESTS = True      # mbarrier test_wait/try_wait uniform through their operands (A/B flag)
 
 
 def _operands(ins: ir.Instr):
@@ -51,9 +52,11 @@ def _source_divergent(ins: ir.Instr, kernel: bool, loads_by_address: bool = Fals
     op = ins.opcode
     if op in WARP_UNIFORM:
         return False
-    if op == "mbarrier" and loads_by_address and ins.space in SHARED_SPACES \
+    if op == "mbarrier" and (loads_by_address or UNIFORM_PHASE_TESTS) and ins.space in SHARED_SPACES \
             and ins.modifiers[:1] in (("test_wait",), ("try_wait",)):
-        return False     # the phase of one object: divergent only through its operands
+        # the phase of one object, read by one instruction for the lanes together:
+        # divergent only through its operands (ptxas's wait loops have no BSSY)
+        return False
     if op in ALWAYS_DIVERGENT or op.startswith(("wmma", "tex", "sust", "suld", "atom")):
         return True
     if op in ("ld", "ldu") and loads_by_address and ins.space in SHARED_SPACES:

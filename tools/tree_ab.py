@@ -37,6 +37,8 @@ def hash_split(corpus_name: str, split: str, out_path: str, arch: str = "sm_89")
     from ptx2sass.errors import CompileError
     from tools.ceiling_ab import _select
     corpus = q.CORPORA[corpus_name]()
+    if hasattr(corpus, "arch"):
+        corpus.arch = arch          # (the real-world modules built for it, as quality.py's --arch)
     done = set(_rows(out_path)) if os.path.exists(out_path) else set()
     last: tuple = (None, None)
     with open(out_path, "a") as out:
@@ -77,6 +79,8 @@ def measure(corpus_name: str, names_path: str, out_path: str, arch: str = "sm_89
     from bench import quality as q
     names = set(open(names_path).read().split())
     corpus = q.CORPORA[corpus_name]()
+    if hasattr(corpus, "arch"):
+        corpus.arch = arch          # (the real-world modules built for it, as quality.py's --arch)
     done = set(_rows(out_path)) if os.path.exists(out_path) else set()
     with open(out_path, "a") as out:
         for e in corpus.entries():

@@ -43,6 +43,7 @@ DATA_UR = Reg("UR", 10)
 DATA_HI_UR = Reg("UR", 11)
 COUNT_UR = Reg("UR", 12)
 LOOP_SCRATCH_UR = Reg("UR", 13)
+REGISTER_WHEN_DIVERGED = True   # an address written in divergent code stays in its register (A/B flag)
 
 ROUTE = {  # PTX operation -> (arrival part, transaction part) of SYNCS.ARRIVE.TRANS64
     ("arrive", False): ("A1", "T0"), ("arrive", True): ("AR", "T0"),
@@ -87,6 +88,10 @@ class SyncsMbarrierSelection:
             raise self.unsupported(f"address operand {addr!r}")
         base = addr.base
         sym = self.syncs_symbol(base)
+        if sym is not None and not uniform_only and REGISTER_WHEN_DIVERGED and isinstance(base, ir.Value) \
+                and self.syncs_written_diverged(base):
+            r = self.vreg(base)
+            return VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False, uniform_zero=True)
         if sym is not None:
             p = self.placements[sym.name]
             self.emit("S2UR", (), [RANK_UR, SpecialReg("SR_CgaCtaId")], guarded=False)
@@ -102,6 +107,21 @@ class SyncsMbarrierSelection:
             return None
         r = self.vreg(base)
         return VMem(VOp(r, 0 if r.width > 1 else None), addr.offset, wide=False, uniform_zero=True)
+
+    def syncs_written_diverged(self, value) -> bool:
+        """Whether the instruction that wrote `value` (a register moved from a shared
+        variable's address) runs in divergent code: the blocks a divergent branch reaches
+        before its paths meet (`loop_yield._divergent_regions`; not the region of a loop's
+        own exit, whose lanes that left wait at the reconvergence barrier). There ptxas
+        keeps the address in a general register, computed once, and the object operand
+        is `[R+URZ]`; a uniform register is written only where the warp is together."""
+        if not hasattr(self, "_syncs_diverged"):
+            from ptx2sass.loop_yield import _divergent_regions
+            regions = _divergent_regions(self.fn, ir.dominators(self.fn))
+            self._syncs_diverged = {k for at, region in regions.items() if at not in region for k in region}
+            self._syncs_written_in = {d.id: id(b) for b in self.fn.blocks for ins in b.instrs
+                                      for d in ins.dests if isinstance(d, ir.Value)}
+        return self._syncs_written_in.get(value.id) in self._syncs_diverged
 
     def syncs_lane_base(self, addr) -> VOp:
         """The 32-bit register of a per-lane address (its shared-window address)."""

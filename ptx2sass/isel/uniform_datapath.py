@@ -57,6 +57,11 @@ from ptx2sass.mir import COPY, IMPLICIT_DEF, MFunction, MInstr, VMem, VOp, regis
 UNIFORM_TWINS = {"IADD3": "UIADD3", "IMAD": "UIMAD", "LEA": "ULEA", "SHF": "USHF",
                  "LOP3": "ULOP3", "ISETP": "UISETP", "SEL": "USEL"}
 UNIFORM_SPECIALS = ("SR_CTAID.",)
+# Vector instructions that read a whole 64-bit source from a UR pair (`DFMA R, R, UR, R`):
+# a double constant whose low word an immediate cannot hold (`MOV` pair) goes there, as
+# ptxas's `UMOV UR8, 0x88e368f1; UMOV UR9, 0x3ee4f8b5 ... DMUL R28, R28, UR8` (sm_90)
+WIDE_UNIFORM_READERS = frozenset({"DADD", "DMUL", "DFMA"})
+WIDE_READS = True       # A/B flag for the above
 # ... and where `Target.uniform_cga_rank`, the CTA's rank in its cluster (a shared window base)
 CGA_RANK = ("SR_CgaCtaId",)
 # shared-memory accesses whose address may add a UR (`Target.shared_uniform_address_term`)
@@ -193,6 +198,10 @@ def _orders(mi: MInstr):
         t = list(ops)
         t[n], t[n + 1] = ops[n + 1], ops[n]
         yield (_REVERSED[mods[0]],) + mods[1:], t
+    elif op in ("DADD", "DMUL", "DFMA") and len(ops) >= n + 2:
+        t = list(ops)
+        t[n], t[n + 1] = ops[n + 1], ops[n]
+        yield mods, t
     elif op == "SEL" and len(ops) == 4 and isinstance(ops[3], (VOp, Reg)):
         yield mods, [ops[0], ops[2], ops[1], replace(ops[3], inv=not ops[3].inv)]
 
@@ -564,8 +573,10 @@ def select_uniform_datapath(mf: MFunction, arch: str) -> int:
         """A reader that stays on the vector datapath can take the uniform value."""
         if index < 0 and branches_on_up and _uniform_branch(ins):
             return True                           # `BRA.U UPn` (sm_100+)
+        if WIDE_READS and index >= 0 and op.width == 2 and op.part is None and ins.opcode in WIDE_UNIFORM_READERS:
+            return _place(ins, cand, arch) is not None      # `DMUL R, R, UR6`: a constant pair
         if index < 0 or op.width != 1:
-            return False                          # a guard; a whole wide value
+            return False                          # a guard; another whole wide value
         o = ins.operands[index]
         if isinstance(o, VMem) and shared_term and _uniform_address(ins, o, op, arch):
             return True                           # `LDS R, [UR8+0x10]` (sm_90+)
