@@ -33,6 +33,7 @@ from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt.vectorize_stores import vectorize_shared_stores
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
+from ptx2sass.opt.runtime_unroll import unroll_runtime_loops
 
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
@@ -69,6 +70,9 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
         merge_blocks(fn)
         # each round folds one more step of the unrolled induction chains
         _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
+    if unroll_runtime_loops(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
     if vectorize_shared_loads(fn):
         _simplify(fn, contract)
     if shared_aligns and vectorize_shared_stores(fn, shared_aligns):
