@@ -22,6 +22,7 @@ TYPES = ("s32", "u32", "b32")
 MASK = 0xFFFFFFFF
 # 64-bit adds only join constants (`(r + K1) + K2`): a pointer stepped once per unrolled copy
 # is one add of the sum, as ptxas's (`IADD3 R2, P1, R28, 0x800` for four 0x200 steps)
+JOIN_WIDE = True              # switch for A/B runs (tools.tree_ab --set)
 WIDE_TYPES = ("s64", "u64", "b64")
 WIDE_MASK = (1 << 64) - 1
 
@@ -103,7 +104,7 @@ def _wide_product(ins: ir.Instr):
 
 def _join_wide(ins: ir.Instr, wide_offsets):
     """`add.s64 d, (r + K1), K2` as `add.s64 d, r, K1 + K2` (modulo 2^64, exact)."""
-    if not _wide_add(ins):
+    if not JOIN_WIDE or not _wide_add(ins):
         return None
     x, y = ins.srcs
     for p, q in ((x, y), (y, x)):

@@ -28,6 +28,7 @@ from ptx2sass.opt.dce import CARRY, PURE, is_strong_load
 from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded_words, _trip_count
 from ptx2sass.opt.uses import substitute
 
+ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
 COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1)
 # ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
 # adds plus m multiplies, and of s gather steps `x[col[j]] * v[j]`, guarded or not): a body of
@@ -352,6 +353,8 @@ class _Except:
 
 
 def unroll_runtime_loops(fn: ir.Function) -> bool:
+    if not ENABLED:
+        return False
     changed = False
     for h in list(fn.blocks):
         if _unroll(fn, h):
