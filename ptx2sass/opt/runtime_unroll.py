@@ -12,7 +12,10 @@ unsigned compares, any step): the loop's exit predicate must be computed in the 
 its phis, loop invariants and constants by pure operations (its `control slice`). "At least
 s iterations remain" is then "the exit tests of the next s-1 iterations all continue", which
 the slice computes ahead (clones of it, starting from the current phis) without running the
-body. Loops whose exit depends on a load or a call keep their shape.
+body. Loops whose exit depends on a load or a call keep their shape, and so do loops whose
+trip count is a constant (`unroll_counted_loops` already gave them ptxas's copies), loops
+whose loads all read one address (loaded once before the loop, nothing stays in flight) and
+bodies above ptxas's copy budget (MAX_COST).
 
     C:  phis; ok = tests 0..K-2 continue;  @!ok bra S_{K/2}
     M:  K copies; @continue bra C  (else -> X)
@@ -29,14 +32,16 @@ from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded
 from ptx2sass.opt.uses import substitute
 
 ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
-COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1)
+COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1;
+                              # spmv_ell's NVVM-unrolled 4 steps: 16 per exit test)
 # ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
 # adds plus m multiplies, and of s gather steps `x[col[j]] * v[j]`, guarded or not): a body of
 # cost at most MAX_COST is copied 4 times, a costlier one not at all; a load costs 2, a 64-bit
-# add nothing (ptxas folds it into addresses), any other instruction 1 (branches not counted). The boundaries: 15
-# loads + 16 others (46) copied, 17 others not; 4 loads + 38 others copied, 39 not; 4 gather
-# steps + 14 multiplies copied, + 15 not; guarded, + 6 copied, + 7 not. With the exit
-# counter's add and compare, 48.
+# add nothing (ptxas folds it into addresses), any other instruction 1 (a branch nothing).
+# The boundaries, PTX counted without the exit counter's add and compare: 15 loads + 16
+# others (46) copied, 17 others not; 4 loads + 38 others copied, 39 not; 4 gather steps + 14
+# multiplies copied, + 15 not; guarded, + 6 copied, + 7 not. With the counter's add and
+# compare, 48 (tests/test_opt_runtime_unroll.py checks these and six predicted pairs).
 MAX_COST = 48
 # what a body may hold to be copied: pure operations and memory accesses (no calls, barriers
 # or warp collectives: copies of one iteration run in different blocks for different threads)
