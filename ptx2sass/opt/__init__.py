@@ -44,7 +44,8 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
     guarded exit decided holds past it; what loops recompute from values defined outside
     them moves before them, and loops left computing nothing go. Counted loops are unrolled
     once their induction arithmetic is simplified, and the unrolled code is simplified
-    again. Branches around a few loads become predicated loads (and their blocks one). Last,
+    again; one-block loops counted at run time then run 4 copies per exit test (ptxas's
+    shape). Branches around a few loads become predicated loads (and their blocks one). Last,
     loop exits get their own phi-copy blocks. `shared_aligns`: the alignment of the kernel's
     own shared variables as laid out (`variables.own_shared_alignments`), where it is known:
     adjacent stores to them become vector stores. Blocks that only a label no branch names
