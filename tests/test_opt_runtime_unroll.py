@@ -298,3 +298,21 @@ def test_gather_loop_outputs_equal_ptxas(guarded):
             assert not res.hazards, [str(h) for h in res.hazards[:3]]
             outs.append(out)
         assert outs[0].tobytes() == outs[1].tobytes(), n
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90"])
+def test_copied_pointer_steps_are_one_add(arch):
+    """The CS2R test's loop (`add.s64 p, p, 512` a trip), copied: ptxas steps the pointer
+    once per block of copies (`IADD3 R, P, R, 0x800` + `IADD3.X`; one pair in the 4-copy loop,
+    one in its 2-copy remainder); `opt/reassociate.py` joins the copies' 64-bit adds of
+    constants to the same count (before: a pair per copy, 6)."""
+    import re
+    from test_codegen_quality import _instructions
+    from test_cs2r_zero_pairs import F32
+
+    def steps(listing):
+        return sum(re.sub(r"^@!?P\d ", "", o).startswith("IADD3.X") for o in listing)
+    ptx = F32.replace("ARCH", arch)
+    theirs = _instructions(sass_listing(oracle.ptxas(ptx, arch=arch).output))
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
+    assert steps(_instructions(sass_listing(ours))) == steps(theirs)
