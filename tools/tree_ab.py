@@ -36,9 +36,7 @@ def hash_split(corpus_name: str, split: str, out_path: str, arch: str = "sm_89")
     from ptx2sass.encoder.cubin import read_cubin
     from ptx2sass.errors import CompileError
     from tools.ceiling_ab import _select
-    corpus = q.CORPORA[corpus_name]()
-    if hasattr(corpus, "arch"):
-        corpus.arch = arch          # (the real-world modules built for it, as quality.py's --arch)
+    corpus = _corpus(q, corpus_name, arch)
     done = set(_rows(out_path)) if os.path.exists(out_path) else set()
     last: tuple = (None, None)
     with open(out_path, "a") as out:
@@ -46,6 +44,7 @@ def hash_split(corpus_name: str, split: str, out_path: str, arch: str = "sm_89")
             name, ptx, kernel, filename = corpus.describe(e)
             if name in done:
                 continue
+            ptx = _retarget(ptx, arch)
             key = hashlib.sha256(ptx.encode()).hexdigest()
             if last[0] != key:          # a module's kernels come one after another
                 try:
@@ -65,6 +64,24 @@ def hash_split(corpus_name: str, split: str, out_path: str, arch: str = "sm_89")
             out.flush()
 
 
+def _corpus(q, corpus_name: str, arch: str):
+    """The corpus as `bench/quality.py --arch` reads it (the real-world one: that arch's modules)."""
+    corpus = q.CORPORA[corpus_name]()
+    if hasattr(corpus, "arch"):
+        corpus.arch = arch
+    return corpus
+
+
+def _retarget(ptx: str, arch: str) -> str:
+    """PTX written for a newer arch than `arch` with its `.target` rewritten (what
+    `quality.measure` does where ptxas refuses it): sm_89 modules hashed for sm_80."""
+    import re
+    m = re.search(r"\.target\s+sm_(\d+)", ptx)
+    if m and int(m.group(1)) > int(re.match(r"sm_(\d+)", arch).group(1)):
+        ptx = ptx[:m.start()] + re.sub(r"sm_\d+\w*", arch, m.group(0)) + ptx[m.end():]
+    return ptx
+
+
 def diff(old_path: str, new_path: str, out_path: str) -> None:
     old, new = _rows(old_path), _rows(new_path)
     changed = [n for n, r in new.items() if n in old and (r.get("h"), r.get("error")) != (old[n].get("h"), old[n].get("error"))]
@@ -78,9 +95,7 @@ def diff(old_path: str, new_path: str, out_path: str) -> None:
 def measure(corpus_name: str, names_path: str, out_path: str, arch: str = "sm_89") -> None:
     from bench import quality as q
     names = set(open(names_path).read().split())
-    corpus = q.CORPORA[corpus_name]()
-    if hasattr(corpus, "arch"):
-        corpus.arch = arch          # (the real-world modules built for it, as quality.py's --arch)
+    corpus = _corpus(q, corpus_name, arch)
     done = set(_rows(out_path)) if os.path.exists(out_path) else set()
     with open(out_path, "a") as out:
         for e in corpus.entries():

@@ -33,6 +33,7 @@ from ptx2sass.opt.vectorize import vectorize_shared_loads
 from ptx2sass.opt.vectorize_stores import vectorize_shared_stores
 from ptx2sass.opt import unroll
 from ptx2sass.opt.unroll import unroll_counted_loops
+from ptx2sass.opt.runtime_unroll import unroll_runtime_loops
 
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
@@ -43,7 +44,8 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
     guarded exit decided holds past it; what loops recompute from values defined outside
     them moves before them, and loops left computing nothing go. Counted loops are unrolled
     once their induction arithmetic is simplified, and the unrolled code is simplified
-    again. Branches around a few loads become predicated loads (and their blocks one). Last,
+    again; one-block loops counted at run time then run 4 copies per exit test (ptxas's
+    shape). Branches around a few loads become predicated loads (and their blocks one). Last,
     loop exits get their own phi-copy blocks. `shared_aligns`: the alignment of the kernel's
     own shared variables as laid out (`variables.own_shared_alignments`), where it is known:
     adjacent stores to them become vector stores. Blocks that only a label no branch names
@@ -69,6 +71,9 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
         merge_blocks(fn)
         # each round folds one more step of the unrolled induction chains
         _simplify(fn, contract, 4 * (MAX_ROUNDS + unroll.MAX_TRIPS))
+    if unroll_runtime_loops(fn):
+        merge_blocks(fn)
+        _simplify(fn, contract)
     if vectorize_shared_loads(fn):
         _simplify(fn, contract)
     if shared_aligns and vectorize_shared_stores(fn, shared_aligns):

@@ -20,6 +20,11 @@ from ptx2sass.opt.fold import signed_value
 
 TYPES = ("s32", "u32", "b32")
 MASK = 0xFFFFFFFF
+# 64-bit adds only join constants (`(r + K1) + K2`): a pointer stepped once per unrolled copy
+# is one add of the sum, as ptxas's (`IADD3 R2, P1, R28, 0x800` for four 0x200 steps)
+JOIN_WIDE = True              # switch for A/B runs (tools.tree_ab --set)
+WIDE_TYPES = ("s64", "u64", "b64")
+WIDE_MASK = (1 << 64) - 1
 
 
 def _plain(ins: ir.Instr, opcode: str, modifiers=()) -> bool:
@@ -27,23 +32,31 @@ def _plain(ins: ir.Instr, opcode: str, modifiers=()) -> bool:
             and ins.type in TYPES and len(ins.dests) == 1)
 
 
-def _offset_form(ins: ir.Instr):
-    """(r, K) when ins is `add r, K` / `add K, r` with r a value."""
-    if not _plain(ins, "add") or len(ins.srcs) != 2:
+def _wide_add(ins: ir.Instr) -> bool:
+    return (ins.opcode == "add" and ins.modifiers == () and ins.guard is None
+            and ins.type in WIDE_TYPES and len(ins.dests) == 1 and len(ins.srcs) == 2)
+
+
+def _offset_form(ins: ir.Instr, wide: bool = False):
+    """(r, K) when ins is `add r, K` / `add K, r` with r a value (a 64-bit one if `wide`)."""
+    if not (_wide_add(ins) if wide else _plain(ins, "add") and len(ins.srcs) == 2):
         return None
     a, b = ins.srcs
     if isinstance(a, ir.Const):
         a, b = b, a
     if isinstance(a, ir.Value) and isinstance(b, ir.Const):
-        return a, b.value & MASK
+        return a, b.value & (WIDE_MASK if wide else MASK)
     return None
 
 
 def reassociate_offsets(fn: ir.Function) -> bool:
     counts = use_counts(fn)
-    offsets, any_offsets = {}, {}
+    offsets, any_offsets, wide_offsets = {}, {}, {}
     for block in fn.blocks:
         for ins in block.instrs:
+            wide = _offset_form(ins, wide=True)
+            if wide is not None:
+                wide_offsets[ins.dests[0].id] = wide
             form = _offset_form(ins)
             if form is not None:
                 any_offsets[ins.dests[0].id] = form
@@ -53,7 +66,7 @@ def reassociate_offsets(fn: ir.Function) -> bool:
     for block in fn.blocks:
         out = []
         for ins in block.instrs:
-            new = _rewrite(fn, ins, offsets, any_offsets)
+            new = _rewrite(fn, ins, offsets, any_offsets) or _join_wide(ins, wide_offsets)
             if new is None:
                 out.append(ins)
             else:
@@ -87,6 +100,19 @@ def _wide_product(ins: ir.Instr):
     wide = "s64" if ins.type == "s32" else "u64"
     return [ir.Instr("add", dests=ins.dests, srcs=[c, ir.Const((x * y) & ((1 << 64) - 1), wide)],
                      type=wide, line=ins.line)]
+
+
+def _join_wide(ins: ir.Instr, wide_offsets):
+    """`add.s64 d, (r + K1), K2` as `add.s64 d, r, K1 + K2` (modulo 2^64, exact)."""
+    if not JOIN_WIDE or not _wide_add(ins):
+        return None
+    x, y = ins.srcs
+    for p, q in ((x, y), (y, x)):
+        if isinstance(p, ir.Value) and isinstance(q, ir.Const) and p.id in wide_offsets:
+            r, k = wide_offsets[p.id]
+            return [ir.Instr("add", dests=ins.dests, srcs=[r, ir.Const((k + q.value) & WIDE_MASK, ins.type)],
+                             type=ins.type, line=ins.line)]
+    return None
 
 
 def _rewrite(fn: ir.Function, ins: ir.Instr, offsets, any_offsets):

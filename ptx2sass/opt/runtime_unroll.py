@@ -1,0 +1,367 @@
+"""Loops whose trip count is known only at run time, unrolled K times with a remainder.
+
+A copy loop `for (k = lane; k < 256; k += 32) s[k] = g[k]` (nvcc has often unrolled it 4x
+already) runs as a one-block loop whose exit test waits on nothing, but each iteration's loads
+still issue only after the previous iteration's branch: few loads are in flight. ptxas 13.5
+(sm_89, measured on the cuda corpus's ldmatrix_raw) runs such a do-while loop as a 4-copy
+loop entered while at least 4 iterations remain, then a 2-copy block if at least 2 remain,
+then one copy: 16 loads in flight per exit test.
+
+Here the same shape, with tests that are exact whatever the arithmetic (wrapping, signed or
+unsigned compares, any step): the loop's exit predicate must be computed in the loop only from
+its phis, loop invariants and constants by pure operations (its `control slice`). "At least
+s iterations remain" is then "the exit tests of the next s-1 iterations all continue", which
+the slice computes ahead (clones of it, starting from the current phis) without running the
+body. Loops whose exit depends on a load or a call keep their shape, and so do loops whose
+trip count is a constant (`unroll_counted_loops` already gave them ptxas's copies), loops
+whose loads all read one address (loaded once before the loop, nothing stays in flight) and
+bodies above ptxas's copy budget (MAX_COST).
+
+    C:  phis; ok = tests 0..K-2 continue;  @!ok bra S_{K/2}
+    M:  K copies; @continue bra C  (else -> X)
+    S_s (s = K/2 .. 2): ok = tests 0..s-2 continue; @!ok bra S_{s/2}
+    T_s: s copies; @!continue bra X  (else fall into S_{s/2})
+    S_1: one copy (exactly one iteration is left); -> X
+    X:  phis of the loop's values read after it; -> the loop's exit
+"""
+from __future__ import annotations
+
+from ptx2sass import ir
+from ptx2sass.opt.dce import CARRY, PURE, is_strong_load
+from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded_words, _trip_count
+from ptx2sass.opt.uses import substitute
+
+ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
+COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1;
+                              # spmv_ell's NVVM-unrolled 4 steps: 16 per exit test)
+# ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
+# adds plus m multiplies, and of s gather steps `x[col[j]] * v[j]`, guarded or not): a body of
+# cost at most MAX_COST is copied 4 times, a costlier one not at all; a load costs 2, a 64-bit
+# add nothing (ptxas folds it into addresses), any other instruction 1 (a branch nothing).
+# The boundaries, PTX counted without the exit counter's add and compare: 15 loads + 16
+# others (46) copied, 17 others not; 4 loads + 38 others copied, 39 not; 4 gather steps + 14
+# multiplies copied, + 15 not; guarded, + 6 copied, + 7 not. With the counter's add and
+# compare, 48 (tests/test_opt_runtime_unroll.py checks these and six predicted pairs).
+MAX_COST = 48
+# what a body may hold to be copied: pure operations and memory accesses (no calls, barriers
+# or warp collectives: copies of one iteration run in different blocks for different threads)
+# Operations selected as long sequences (division, roots, transcendentals) make each copy
+# large: the real-world corpus's softmax_rows grew from 766 to 3394 instructions.
+EXPANDED = frozenset({"div", "rem", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh"})
+BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red"}
+# the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
+# register or by a multiply as they are, and those whose body stores, reduces or
+# atomically updates the space it loads from: the next copy's loads would wait anyway)
+SLICE_OPCODES = frozenset({"add", "sub", "setp", "mov", "cvt", "and", "or", "xor", "not"})
+
+
+def _phi_value(phi: ir.Phi, block: ir.Block):
+    return dict((id(b), v) for b, v in phi.incoming)[id(block)]
+
+
+def _control_slice(h: ir.Block, back: ir.Block) -> list[ir.Instr] | None:
+    """The instructions of h (in order) its exit predicate depends on, or None when one is
+    not pure or depends on a value h computes otherwise (a load)."""
+    defs = {d.id: ins for ins in h.instrs for d in ins.dests}
+    phis = {phi.dest.id: phi for phi in h.phis}
+    need, seen_phis, todo = set(), set(), [h.instrs[-1].guard]
+    while todo:
+        v = todo.pop()
+        if not isinstance(v, ir.Value):
+            continue
+        if v.id in phis:
+            if v.id not in seen_phis:
+                seen_phis.add(v.id)
+                todo.append(_phi_value(phis[v.id], back))
+            continue
+        ins = defs.get(v.id)
+        if ins is None or id(ins) in need:
+            continue
+        if (ins.opcode not in SLICE_OPCODES or ins.guard is not None or CARRY[0] in ins.modifiers
+                or len(ins.dests) != 1):
+            return None
+        need.add(id(ins))
+        todo.extend(s.base if isinstance(s, ir.Address) else s for s in ins.srcs)
+    for vid in seen_phis:               # each a counter with a constant step
+        step = defs.get(getattr(_phi_value(phis[vid], back), "id", None))
+        if (step is None or step.opcode not in ("add", "sub") or len(step.srcs) != 2
+                or not isinstance(step.srcs[1], ir.Const) or getattr(step.srcs[0], "id", None) != vid):
+            return None
+    return [ins for ins in h.instrs[:-1] if id(ins) in need]
+
+
+def _shape(fn: ir.Function, h: ir.Block):
+    """(preheader, exit, back-edge block) of a one-block loop this pass unrolls, or None. The
+    back edge may pass through a block holding only a `bra` (a loop tested at its bottom
+    whose exit is the taken branch)."""
+    if h.nounroll or h is fn.entry or len(h.succs) != 2 or len(h.preds) != 2:
+        return None
+    branch = h.instrs[-1] if h.instrs else None
+    if branch is None or branch.opcode != "bra" or not isinstance(branch.guard, ir.Value):
+        return None
+    if h in h.succs:
+        back = h
+    else:
+        latches = [s for s in h.succs if s.preds == [h] and s.succs == [h] and not s.phis
+                   and len(s.instrs) == 1 and s.instrs[0].opcode == "bra" and s.instrs[0].guard is None]
+        if len(latches) != 1 or latches[0] not in h.preds:
+            return None
+        back = latches[0]
+    (pre,) = [p for p in h.preds if p is not back] or [None]
+    (exit_,) = [s for s in h.succs if s is not back] or [None]
+    if pre is None or exit_ is None or pre is h or exit_ is h:
+        return None
+    if _trip_count(h, pre, back, None if back is h else back, MAX_SIMULATED) is not None:
+        return None             # counted: `unroll_counted_loops` decided its copies (ptxas's)
+    body = h.instrs[:-1]
+    if any(i.opcode not in BODY_OPCODES for i in body):
+        return None
+    loads = {i.space for i in body if i.opcode in ("ld", "ldu")}
+    if not _varying_load(h) or any(is_strong_load(i) for i in body):
+        return None             # nothing to keep in flight (volatile/strong loads run in order)
+    writes = {i.space for i in body if i.opcode in ("st", "atom", "red")}
+    if writes & loads or ((writes or loads) & {None, "generic"} and writes):
+        return None             # the next copy's loads wait for this one's writes
+    loaded = _loaded_words(body)
+    if COPIES * loaded > MAX_LOADED_WORDS or _cost(h) > MAX_COST:
+        return None
+    return pre, exit_, back
+
+
+def _cost(h: ir.Block) -> int:
+    """h's body's size as ptxas weighs it for copying (MAX_COST). A `mad.wide` of loop-invariant
+    factors is the 64-bit add of an invariant step that NVVM wrote (our fusion made it one)."""
+    inside = {phi.dest.id for phi in h.phis} | {d.id for ins in h.instrs for d in ins.dests}
+
+    def weight(ins):
+        if ins.opcode in ("ld", "ldu"):
+            return 2
+        if ins.opcode == "add" and ins.type in ("s64", "u64", "b64"):
+            return 0
+        if ins.opcode == "mad" and "wide" in ins.modifiers and not any(
+                isinstance(f, ir.Value) and f.id in inside for f in ins.srcs[:2]):
+            return 0
+        return 1
+    return sum(map(weight, h.instrs[:-1]))
+
+
+def _varying_load(h: ir.Block) -> bool:
+    """Whether a load of h reads an address that changes from one iteration to the next (one
+    of fixed address is loaded once before the loop: ptxas keeps such a loop as it is)."""
+    varying = {phi.dest.id for phi in h.phis}
+    for ins in h.instrs[:-1]:
+        srcs = [s.base if isinstance(s, ir.Address) else s for s in ins.srcs]
+        moves = any(isinstance(s, ir.Value) and s.id in varying for s in (*srcs, ins.guard))
+        if moves and ins.opcode in ("ld", "ldu"):
+            return True
+        if moves:
+            varying.update(d.id for d in ins.dests)
+    return False
+
+
+class _Copier:
+    def __init__(self, fn: ir.Function, h: ir.Block, back: ir.Block):
+        self.fn, self.h, self.back = fn, h, back
+        branch = h.instrs[-1]
+        # the loop continues when p == self.continues_on
+        self.continues_on = (h.succs[0] is back) != branch.guard_negated
+
+    def advance(self, out: list[ir.Instr], env: dict[int, object]) -> None:
+        """Phis of the next iteration, from `env`'s values of this one."""
+        nxt = []
+        for phi in self.h.phis:
+            v = _phi_value(phi, self.back)
+            nxt.append(env.get(v.id, v) if isinstance(v, ir.Value) else v)
+        for phi, v in zip(self.h.phis, nxt):
+            d = self.fn.new_value(phi.dest.type, phi.dest.name)
+            out.append(ir.Instr("mov", dests=[d], srcs=[v], type=phi.dest.type))
+            env[phi.dest.id] = d
+
+    def carried(self, env: dict[int, object]) -> dict[int, object]:
+        """The phis' values for the iteration after `env`'s (their back-edge inputs)."""
+        out = {}
+        for phi in self.h.phis:
+            v = _phi_value(phi, self.back)
+            out[phi.dest.id] = env.get(v.id, v) if isinstance(v, ir.Value) else v
+        return out
+
+    def copies(self, out: list[ir.Instr], env: dict[int, object], n: int) -> ir.Value:
+        """n iterations into `out` from `env`'s phis; the last one's exit predicate."""
+        for k in range(n):
+            if k:
+                self.advance(out, env)
+            for ins in self.h.instrs[:-1]:
+                out.append(_clone(self.fn, ins, env))
+        return env[self.h.instrs[-1].guard.id]
+
+    def remain(self, out: list[ir.Instr], env: dict[int, object], s: int, slice_: list[ir.Instr]):
+        """A predicate that equals `continues_on` when at least s iterations run from `env`'s
+        phis (the and, or the or, of the next s-1 exit tests). Only the control slice is
+        cloned: the body does not run."""
+        env = dict(env)
+        preds = []
+        for k in range(s - 1):
+            if k:
+                self.advance(out, env)
+            for ins in slice_:
+                out.append(_clone(self.fn, ins, env))
+            preds.append(env[self.h.instrs[-1].guard.id])
+        acc = preds[0]
+        for p in preds[1:]:
+            d = self.fn.new_value("pred")
+            out.append(ir.Instr("and" if self.continues_on else "or", dests=[d], srcs=[acc, p],
+                                type="pred"))
+            acc = d
+        return acc
+
+
+def _branch(guard=None, negated=False) -> ir.Instr:
+    return ir.Instr("bra", guard=guard, guard_negated=negated)
+
+
+def _unroll(fn: ir.Function, h: ir.Block) -> bool:
+    shape = _shape(fn, h)
+    if shape is None:
+        return False
+    pre, exit_, back = shape
+    slice_ = _control_slice(h, back)
+    if slice_ is None:
+        return False
+    cp = _Copier(fn, h, back)
+    on = cp.continues_on
+    outside = _read_outside(fn, h)
+    name = h.name
+    c, m, mx = ir.Block(f"{name}$ru_c"), ir.Block(f"{name}$ru_m"), ir.Block(f"{name}$ru_mx")
+    x = ir.Block(f"{name}$ru_x")
+    # C: the phis; at least COPIES iterations left?
+    env_c: dict[int, object] = {}
+    for phi in h.phis:
+        d = fn.new_value(phi.dest.type, phi.dest.name)
+        c.phis.append(ir.Phi(d, []))
+        env_c[phi.dest.id] = d
+    ok = cp.remain(c.instrs, env_c, COPIES, slice_)
+    # M: COPIES iterations, back to C while the last continues
+    env_m = dict(env_c)
+    p = cp.copies(m.instrs, env_m, COPIES)
+    m.instrs.append(_branch(p, not on))
+    mx.instrs.append(_branch())
+    exits = [(mx, env_m)]                       # (block into X, its env)
+    stages = []                                 # (S_s, T_s or None)
+    s = COPIES // 2
+    skip_env, prev_skip, prev_run, run_env = env_c, c, None, None
+    while True:
+        sb = ir.Block(f"{name}$ru_s{s}")
+        if prev_run is None:                    # entered from C only: C's phis
+            env_s = dict(skip_env)
+        else:
+            env_s = {}
+            for phi in h.phis:
+                d = fn.new_value(phi.dest.type, phi.dest.name)
+                sb.phis.append(ir.Phi(d, [(prev_skip, _lookup(skip_env, phi.dest)),
+                                          (prev_run, cp.carried(run_env)[phi.dest.id])]))
+                env_s[phi.dest.id] = d
+        if s == 1:                              # exactly one iteration is left
+            env_1 = dict(env_s)
+            cp.copies(sb.instrs, env_1, 1)
+            sb.instrs.append(_branch())
+            exits.append((sb, env_1))
+            stages.append((sb, None))
+            break
+        enough = cp.remain(sb.instrs, env_s, s, slice_)
+        sb.instrs.append(_branch(enough, on))   # fewer than s left: to the next stage
+        tb = ir.Block(f"{name}$ru_t{s}")
+        run_env = dict(env_s)
+        pt = cp.copies(tb.instrs, run_env, s)
+        tb.instrs.append(_branch(pt, on))       # the loop stops: to X
+        exits.append((tb, run_env))
+        stages.append((sb, tb))
+        skip_env, prev_skip, prev_run = env_s, sb, tb
+        s //= 2
+    c.instrs.append(_branch(ok, on))            # fewer than COPIES left: to the first stage
+    # edges: taken first, then fall-through
+    c.preds.append(pre)
+    _set_edges(c, [stages[0][0], m])
+    _set_edges(m, [c, mx])
+    _set_edges(mx, [x])
+    order = [c, m, mx]
+    for k, (sb, tb) in enumerate(stages):
+        order.append(sb)
+        if tb is None:
+            _set_edges(sb, [x])
+        else:
+            _set_edges(sb, [stages[k + 1][0], tb])
+            _set_edges(tb, [x, stages[k + 1][0]])
+            order.append(tb)
+    order.append(x)
+    # C's phis: from the preheader, and from M's last copy
+    for phi, cphi in zip(h.phis, c.phis):
+        cphi.incoming = [(pre, _phi_value(phi, pre)), (m, cp.carried(env_m)[phi.dest.id])]
+    # X: the loop's values read after it, per path
+    subst = {}
+    for v in outside:
+        d = fn.new_value(v.type, v.name)
+        x.phis.append(ir.Phi(d, [(b, _lookup(env, v)) for b, env in exits]))
+        subst[v.id] = d
+    x.instrs.append(_branch())
+    x.succs = [exit_]
+    # splice: pre -> C, X -> exit, in h's place
+    pre.succs = [c if s is h else s for s in pre.succs]
+    exit_.preds = [x if p is h else p for p in exit_.preds]
+    for phi in exit_.phis:
+        phi.incoming = [(x if b is h else b, v) for b, v in phi.incoming]
+    at = fn.blocks.index(h)
+    fn.blocks[at:at + 1] = order
+    if back is not h:
+        fn.blocks.remove(back)
+    substitute(_Except(fn, set(map(id, order))), subst)
+    return True
+
+
+def _lookup(env: dict[int, object], v: ir.Value):
+    return env.get(v.id, v)
+
+
+def _set_edges(b: ir.Block, succs: list[ir.Block]) -> None:
+    b.succs = list(succs)
+    for s in succs:
+        s.preds.append(b)
+
+
+def _read_outside(fn: ir.Function, h: ir.Block) -> list[ir.Value]:
+    """h's values (phis and results) that other blocks read."""
+    mine = {phi.dest.id: phi.dest for phi in h.phis}
+    mine.update((d.id, d) for ins in h.instrs for d in ins.dests)
+    found: dict[int, ir.Value] = {}
+
+    def see(v):
+        if isinstance(v, ir.Address):
+            v = v.base
+        if isinstance(v, ir.Value) and v.id in mine:
+            found[v.id] = mine[v.id]
+    for b in fn.blocks:
+        if b is h:
+            continue
+        for phi in b.phis:
+            for _, v in phi.incoming:
+                see(v)
+        for ins in b.instrs:
+            for s in (*ins.srcs, ins.guard, *ins.merge):
+                see(s)
+    return list(found.values())
+
+
+class _Except:
+    """The blocks of `fn` other than some, for `substitute`."""
+
+    def __init__(self, fn: ir.Function, skip: set[int]):
+        self.blocks = [b for b in fn.blocks if id(b) not in skip]
+
+
+def unroll_runtime_loops(fn: ir.Function) -> bool:
+    if not ENABLED:
+        return False
+    changed = False
+    for h in list(fn.blocks):
+        if _unroll(fn, h):
+            changed = True
+    return changed
