@@ -3,7 +3,7 @@
 // until it runs dry (per-item results, so any schedule writes the same bytes), a
 // warp-aggregated append under divergence (__activemask, __ffs, __popc of the lower lanes) whose
 // slot order is made canonical by a per-item count, a single-producer/multi-consumer ring in
-// global memory with per-slot sequence numbers (the first block to arrive produces), and a
+// global memory with per-slot sequence numbers between the warps of a block, and a
 // ticket lock that serialises blocks in arrival order to build an order-free checksum.
 
 __device__ unsigned work_next;
@@ -80,52 +80,48 @@ extern "C" __global__ void warp_aggregated_append(const unsigned* __restrict__ i
 }
 
 #define RING 8
-__device__ unsigned ring_role;
-__device__ unsigned ring_seq[RING];
-__device__ unsigned ring_data[RING];
-__device__ unsigned ring_claim;
+__device__ unsigned ring_seq[2][RING];
+__device__ unsigned ring_data[2][RING];
+__device__ unsigned ring_claim[2];
 
-// Block 0 of the arrival order produces 64 items into an 8-slot ring; the other blocks' first
-// warps consume (each item claimed once by an atomic ticket) and write results by item index.
-//@run {"grid": 3, "block": 32, "args": ["u32*64", "u32*64", "u32*4"]}
+// Inside each block (warps of one CTA are resident together; CTAs need not be), lane 0 of
+// warp 0 produces 64 items into an 8-slot ring in global memory; lane 0 of the other warps
+// consume (each item claimed once by an atomic ticket) and write results by item index.
+//@run {"grid": 2, "block": 96, "args": ["u32*128", "u32*128", "u32*8"]}
 extern "C" __global__ void ring_producer_consumer(const unsigned* __restrict__ in, unsigned* __restrict__ out,
                                                   unsigned* __restrict__ stats) {
-  __shared__ unsigned role;
-  if (threadIdx.x == 0) role = atomicAdd(&ring_role, 1u);
-  __syncthreads();
-  volatile unsigned* seq = ring_seq;
-  volatile unsigned* data = ring_data;
+  unsigned warp = threadIdx.x >> 5, b = blockIdx.x;
+  volatile unsigned* seq = ring_seq[b];
+  volatile unsigned* data = ring_data[b];
   const unsigned items = 64;
-  if (role == 0) {
-    if (threadIdx.x == 0) {
-      for (unsigned k = 0; k < items; ++k) {
-        unsigned s = k % RING;
-        while (seq[s] != 2u * (k / RING)) {             // slot free: consumed for the last round
-        }
-        data[s] = in[k] * 2654435761u;
-        __threadfence();
-        seq[s] = 2u * (k / RING) + 1u;                  // full for round k / RING
+  if ((threadIdx.x & 31) != 0) return;
+  if (warp == 0) {
+    for (unsigned k = 0; k < items; ++k) {
+      unsigned s = k % RING;
+      while (seq[s] != 2u * (k / RING)) {               // slot free: consumed for the last round
       }
-      stats[0] = items;
+      data[s] = in[b * items + k] * 2654435761u;
+      __threadfence();
+      seq[s] = 2u * (k / RING) + 1u;                    // full for round k / RING
     }
+    stats[4 * b] = items;
     return;
   }
-  if (threadIdx.x != 0) return;
   unsigned mine = 0;
   while (true) {
-    unsigned k = atomicAdd(&ring_claim, 1u);
+    unsigned k = atomicAdd(&ring_claim[b], 1u);
     if (k >= items) break;
     unsigned s = k % RING;
     while (seq[s] != 2u * (k / RING) + 1u) {
     }
     __threadfence();
-    out[k] = data[s] ^ k;
+    out[b * items + k] = data[s] ^ k;
     __threadfence();
     seq[s] = 2u * (k / RING) + 2u;                      // free for the next round
     ++mine;
   }
-  atomicAdd(&stats[1], mine);
-  atomicMax(&stats[2], role);
+  atomicAdd(&stats[4 * b + 1], mine);
+  atomicMax(&stats[4 * b + 2], warp);
 }
 
 __device__ unsigned ticket_next, ticket_serving;
