@@ -336,7 +336,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tinygrad-limit", type=int, default=DEFAULT_LIMITS["tinygrad"],
                     help="tinygrad sample size when --limit is not given (0 = all)")
     ap.add_argument("--worst", type=int, default=5, help="list the N worst kernels per ratio")
-    ap.add_argument("--match", default=None, help="only kernels whose name contains this")
+    ap.add_argument("--match", action="append", default=None,
+                    help="only kernels whose name (stem/entry) contains this (repeatable: any of them)")
     ap.add_argument("--all", action="store_true", help="print every kernel, not only the summary")
     ap.add_argument("--no-sm-model", action="store_true", help="skip the SM-level model's column")
     ap.add_argument("--by-file", action="store_true", help="also a geomean per source file (kernel class)")
@@ -366,7 +367,7 @@ def main(argv=None) -> int:
         rows, skipped, held, groups = [], [], set(), {}
         entries = corpus.entries()
         if args.match:
-            entries = [e for e in entries if args.match in corpus.describe(e)[0]]
+            entries = [e for e in entries if any(m in corpus.describe(e)[0] for m in args.match)]
         if args.held_back:
             entries = [e for e in entries if corpus.held_back(e)]
         chosen = spread(entries, limit or None)

@@ -611,12 +611,17 @@ def debug_shared_layout(module: ir.Module, reserved_shared: int = 0) -> DebugSha
                 variables[(kernel.name, v.name)] = v
                 unnamed.add((kernel.name, v.name))
         externs = [k for k, v in variables.items() if v.extern or v.size == 0]
-        with_region = any(count[fn.name] > 1 for fn in reach[kernel.name][1:]) and bool(region_vars)
+        # the region is in the windows of the kernels that reach one of its variables, up to
+        # the last of those, the kernel's other variables after it (measured: a kernel
+        # reaching only a shared function without variables has none)
+        reached_region = [k for k in variables if k in region]
+        with_region = bool(reached_region)
         rest = [k for k in variables if k not in externs and not (with_region and k in region)]
-        start = region_end if with_region else (reserved_shared if variables else 0)
+        region_part_end = max((region[k] + variables[k].size for k in reached_region), default=0)
+        start = region_part_end if with_region else (reserved_shared if variables else 0)
         offsets, end, align = place(rest, variables, start)
         if with_region:
-            offsets.update(region)
+            offsets.update((k, region[k]) for k in reached_region)
         if region_vars:         # (measured: a kernel without the region aligns to it too)
             align = max(align, region_align)
         statics[kernel.name] = (variables, externs, offsets, end, align, with_region)
