@@ -39,6 +39,10 @@ PURE = frozenset({
     "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "I2I", "I2IP", "F2FP", "IDP",
     "VABSDIFF", "VABSDIFF4", "CS2R", "FCHK", "IMUL", "FSET", "ISET",
     "VIADD", "VIMNMX", "VIMNMX3", "VIADDMNMX", "VHMNMX",      # sm_90
+    # sm_120's two-input IADD (`Target.two_input_iadd`): IADD3 as respelled before this pass
+    # (encoder/target_spelling.py); outside this set every address add ended a region, so
+    # many_accumulators' loop on sm_120 issued each load just before its reader
+    "IADD",
 })
 # Memory instructions: movable past pure ones and past accesses of other state spaces.
 # Atomics and reductions too: they keep their order with every access their space may
