@@ -206,7 +206,7 @@ def _control(form: Form, ptx, sm: int) -> str:
 def _pack(form: Form, ptx, sm: int) -> str:
     d, v = form.operands if form.operands[0].kind == "d" else form.operands[::-1]
     n = int(v.kind[1:])
-    w = 64 if d.type == ".b64" else 32
+    w = {".b32": 32, ".b64": 64, ".b128": 128}[d.type]
     ew = w // n
     names = [f"%e{j}" for j in range(n)]
     decl = f".reg .b{ew} %e<{n}>;\n.reg .b{w} %whole;\n"
@@ -240,8 +240,9 @@ def sync_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int = 
 # the kernel's own code, which moves when the form comes or goes (ptxas forwards a local
 # store to the load after it unless a generic access lies between, folds an unused
 # predicate, wraps a guarded trap in a convergence region): not the form's instructions
-SURROUNDINGS = frozenset("IADD3 IMAD LOP3 SHF LEA MOV SEL ISETP PLOP3 S2R S2UR ULDC LDL STL LDS STS "
-                         "LDG STG BSSY BSYNC BRA EXIT NOP WARPSYNC".split())
+SURROUNDINGS = frozenset("IADD3 VIADD IMAD LOP3 SHF LEA MOV HFMA2 SEL ISETP PLOP3 S2R S2UR ULDC UMOV "
+                         "UIADD3 ULOP3 UP2UR UR2UP R2UR LDC LDL STL LDS STS LDG STG BSSY BSYNC BRA "
+                         "EXIT NOP WARPSYNC".split())
 _REGISTER = re.compile(r"\b(UR|R|UP|P)(\d+|Z|T)\b")
 
 
