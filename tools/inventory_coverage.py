@@ -717,8 +717,8 @@ def main(argv=None) -> int:
     forms = sm89_forms(args.arch)
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
-    if args.opcode:
-        forms = [f for f in forms if f.opcode == args.opcode]
+    if args.opcode:                 # one opcode or several, comma-separated
+        forms = [f for f in forms if f.opcode in args.opcode.split(",")]
     if args.only:
         earlier = read_log(args.only)
         forms = [f for f in forms
