@@ -17,7 +17,7 @@ FORMS = ["bar.sync a,a", "bar.arrive a,a", "barrier.sync a,a", "bar.warp.sync a"
          "discard.global.L2 m,x:128", "applypriority.L2::evict_normal m,x:128",
          "nanosleep.u32 a", "pmevent x:1", "trap",
          "bra l", "brx.idx r,L", "brx.idx.uni r,L", "call f", "ret", "exit",
-         "mov.b64 d,v4", "mov.b32 v2,r",
+         "mov.b64 d,v4", "mov.b32 v2,r", "stackrestore.u32 r", "stackrestore.u64 r",
          # the inventory's b128 load/store shapes (`d, m` / `m, r`) in the memory kernel
          "ld.global.b128 d,m", "st.global.b128 m,r"]
 
@@ -45,6 +45,7 @@ PLANTED = [
     ("exit", "@%pl exit;", ""),
     ("mov.b64 d,v4", "mov.b64 %whole, {%e0, %e1, %e2, %e3};", "mov.b64 %whole, {%e0, %e2, %e1, %e3};"),
     ("mov.b32 v2,r", "mov.b32 {%e0, %e1}, %whole;", "mov.b32 {%e1, %e0}, %whole;"),
+    ("stackrestore.u64 r", "stackrestore.u64 %stks;", ""),
     ("st.global.b128 m,r", "mov.b128 %v0, {%lo, %hi};", "mov.b128 %v0, {%hi, %lo};"),
 ]
 

@@ -1,5 +1,6 @@
 """Value kernels of the per-form checker for the forms that compute no register result of
-their own: barriers, fences, cache hints, control flow, the vector `mov` packs, brkpt/trap.
+their own: barriers, fences, cache hints, control flow, the vector `mov` packs, brkpt/trap,
+stackrestore.
 
 - barriers (`bar`/`barrier` `.sync`/`.arrive`, `bar.warp.sync`): each thread writes a value
   to its shared slot and reads its partner's (the other warp's; the neighbour lane for
@@ -14,6 +15,8 @@ their own: barriers, fences, cache hints, control flow, the vector `mov` packs, 
 - control flow (`bra`, `brx.idx`, `call`, `ret`, `exit`, `.uni` with a value all threads
   share): each path writes a distinct value, chosen by the thread's input.
 - `mov` of a vector to or from one register: the elements in and out by way of memory.
+- `stackrestore`: the distance between an alloca before it and one after it (stacksave
+  before the first).
 """
 from __future__ import annotations
 
@@ -69,6 +72,8 @@ def _kind(form: Form) -> str | None:
             return "ordering"
     if form.opcode in CONTROL and kinds in ((), ("l",), ("r", "L"), ("f",)):
         return "control"
+    if form.opcode == "stackrestore" and kinds == ("r",):
+        return "stack"
     if form.opcode == "mov" and kinds in (("d", "v2"), ("d", "v4"), ("v2", "r"), ("v4", "r")):
         return "pack"
     return None
@@ -219,6 +224,19 @@ def _pack(form: Form, ptx, sm: int) -> str:
     return _head(form, ptx, sm) + decl + "\n".join(body) + "\n" + TAIL
 
 
+def _stack(form: Form, ptx, sm: int) -> str:
+    """stacksave, an alloca, the form, a second alloca: with the stack restored the second
+    lies above the first (the stack grows down), without it below. (No access through the
+    pointer: ptxas 13.5 reads an `st.local`/`ld.local` round trip through an alloca's
+    pointer back as the stored value only where the pointer is 0, another register's
+    otherwise.)"""
+    w = form.operands[0].type[2:]
+    body = [f".reg .b{w} %stks, %stka, %stkb, %stkd;", f"stacksave.u{w} %stks;", f"alloca.u{w} %stka, 64, 16;",
+            f"{form.spelling} %stks;", f"alloca.u{w} %stkb, 32, 16;", f"sub.s{w} %stkd, %stkb, %stka;",
+            f"st.global.u{w} [%rdo], %stkd;"]
+    return _head(form, ptx, sm) + "\n".join(body) + "\n" + TAIL
+
+
 def sync_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int = 89):
     """(PTX text, input rows, output slots, the same kernel without the form or None): the
     last is given where the checker also asks for the form's instructions in our cubin."""
@@ -229,6 +247,8 @@ def sync_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int = 
     data[::3, 2] = 0
     if kind == "control":
         return _control(form, ptx, sm), data, OUT_SLOTS, None
+    if kind == "stack":
+        return _stack(form, ptx, sm), data, OUT_SLOTS, None
     if kind == "pack":
         return _pack(form, ptx, sm), data, OUT_SLOTS, None
     body = _barrier_body if kind == "barrier" else _ordering_body
