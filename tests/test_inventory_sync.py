@@ -22,13 +22,21 @@ FORMS = ["bar.sync a,a", "bar.arrive a,a", "barrier.sync a,a", "bar.warp.sync a"
          "ld.global.b128 d,m", "st.global.b128 m,r"]
 
 
-def _forms():
-    return {f.name: f for f in sm89_forms(89)}
+def _forms(sm=89):
+    return {f.name: f for f in sm89_forms(sm)}
 
 
 @pytest.mark.parametrize("name", FORMS)
 def test_sync_form_matches_ptxas(name):
     assert check_form(_forms()[name], 0, 89) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["barrier.sync a,a", "barrier.cta.sync a,a", "bar.arrive a,a",
+                                  "barrier.arrive a,a", "fence.proxy.alias", "mov.b128 d,v2"])
+def test_sync_form_matches_ptxas_sm90(name):
+    """sm_90: ptxas's non-aligned barrier.sync of a converged warp is BAR.SYNC.DEFER_BLOCKING
+    (ours was BAR.SYNC, sm_8x's)."""
+    assert check_form(_forms(90)[name], 0, 90) == ("match", "")
 
 
 # (form, the text in the kernel, what our compiler gets instead)
