@@ -110,6 +110,10 @@ class Target:
     # WARPSYNC takes an immediate mask (sm_8x); sm_90's table has only `WARPSYNC R` and
     # `WARPSYNC.ALL`, what ptxas writes there
     warpsync_immediate: bool = True
+    # barrier[.cta].sync without .aligned (diverged threads may reach it): ptxas 13.5 writes
+    # BAR.SYNC on sm_7x/8x, BAR.SYNC.DEFER_BLOCKING on sm_90 and later when the warp is
+    # converged (its WARPSYNC.COLLECTIVE routine for a diverged warp is not written here)
+    nonaligned_barrier_defers: bool = False
     # Shared-window addresses are cluster addresses (sm_90): a variable's address carries the
     # CTA's rank in its cluster from bit 24 (SR_CgaCtaId << 24, as ptxas computes every
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
@@ -484,7 +488,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, tensor_multicast=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
-                       memory_descriptor_operand=True, warpsync_immediate=False, lepc_label=True, fp8_mma=False,
+                       memory_descriptor_operand=True, warpsync_immediate=False, nonaligned_barrier_defers=True, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), function_address_relocation=(0x70, 0x71),
                        pointer_call_relocation=("__UFT_OFFSET", 0x72), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, sparse_4bit_mma=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,

@@ -36,6 +36,7 @@ from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
 from tools.inventory_async import async_kernel, is_async_form
 from tools.inventory_memory import is_memory_form, memory_kernel
+from tools.inventory_sync import form_instructions_missing, is_sync_form, sync_kernel
 from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
 THREADS = 64
@@ -524,8 +525,11 @@ def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = Fal
     sources: list[str] = []
     extra: list = []
     model = None
-    inputs = objects = None
-    if is_surface_form(form):
+    inputs = objects = without = None
+    if is_sync_form(form):
+        value = True
+        text, inputs, outs, without = sync_kernel(form, ptx, rng, sm)
+    elif is_surface_form(form):
         value = True
         text, inputs, outs, objects = surface_kernel(form, ptx, rng, sm)
     elif is_texture_form(form):
@@ -618,6 +622,11 @@ def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = Fal
             return "mismatch", (f"ours = ptxas's but not the PTX model in {int((~ours_ok).sum())} threads: "
                                 f"thread {t} ours {[hex(int(v)) for v in results[0][t]]}, "
                                 f"model {[hex(int(v)) for v in expected[t]]}")
+    if not len(bad) and without is not None:
+        base = oracle.ptxas(without, arch)
+        missing = form_instructions_missing(cubin, theirs.output, base.output) if base.ok else ["?"]
+        if missing:
+            return "mismatch", f"ptxas writes {'; '.join(missing)} for the form, ours does not"
     if len(bad):
         t = bad[0]
         return "mismatch", (f"{len(bad)} threads differ; inputs {[hex(int(v)) for v in data[t]]}: "
@@ -708,8 +717,8 @@ def main(argv=None) -> int:
     forms = sm89_forms(args.arch)
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
-    if args.opcode:
-        forms = [f for f in forms if f.opcode == args.opcode]
+    if args.opcode:                 # one opcode or several, comma-separated
+        forms = [f for f in forms if f.opcode in args.opcode.split(",")]
     if args.only:
         earlier = read_log(args.only)
         forms = [f for f in forms

@@ -42,9 +42,10 @@ def is_memory_form(form: Form) -> bool:
     """A plain load or store of registers (`V, m[, policy]` / `m, W[, policy]`)."""
     kinds = tuple(op.kind for op in form.operands)
     if form.opcode in ("ld", "ldu"):
-        ok = kinds in (("V", "m"), ("V", "m", "r"))
+        # `d, m`: the inventory's b128 load (PTX 8.3)
+        ok = kinds in (("V", "m"), ("V", "m", "r"), ("d", "m"))
     elif form.opcode == "st":
-        ok = kinds in (("m", "W"), ("m", "W", "r")) and ".async" not in form.modifiers
+        ok = kinds in (("m", "W"), ("m", "W", "r"), ("m", "r")) and ".async" not in form.modifiers
     else:
         return False
     if not ok or len(form.types) != 1 or _space(form) not in SPACES:
@@ -145,7 +146,7 @@ def memory_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int 
                 values.append(f"ld.global.{'u8' if bits == 8 else f'b{bits}'} {r}, [%rdi+{8 * (8 + k)}];")
     policy = ""
     extra_op = ""
-    if form.operands[-1].kind == "r":
+    if len(form.operands) == 3:         # `V, m, r` / `m, W, r`: an L2 cache policy
         policy = "createpolicy.fractional.L2::evict_last.b64 %pol, 1.0;"
         extra_op = ", %pol"
     vec = regs[0] if n == 1 else "{" + ", ".join(regs) + "}"

@@ -1791,13 +1791,16 @@ class MemorySelection:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
 
     def sel_barrier(self, ins):
-        """`barrier.sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
-        without DEFER_BLOCKING, listed as a warp-synchronous instruction (as ptxas)."""
+        """`barrier[.cta].sync` without `.aligned` may be reached by diverged threads: BAR.SYNC
+        without DEFER_BLOCKING up to sm_89 (with it later, `Target.nonaligned_barrier_defers`),
+        listed as a warp-synchronous instruction (as ptxas)."""
         if ins.modifiers[:1] == ("cluster",):
             return self.cluster_barrier(ins)
-        if "aligned" in ins.modifiers or ins.modifiers[:1] != ("sync",):
+        mods = tuple(m for m in ins.modifiers if m != "cta")    # barrier.cta.* is barrier.*
+        if "aligned" in mods or mods[:1] != ("sync",):
             return self.sel_bar(ins)
-        self.warp_sync_op("BAR", ("SYNC",), self.barrier_operands(ins.srcs), ndefs=0)
+        mods = ("SYNC", "DEFER_BLOCKING") if self.arch.nonaligned_barrier_defers else ("SYNC",)
+        self.warp_sync_op("BAR", mods, self.barrier_operands(ins.srcs), ndefs=0)
 
     def cluster_barrier(self, ins) -> None:
         """barrier.cluster.arrive[.release|.relaxed] / .wait[.acquire] (sm_90+), as ptxas 13.5
