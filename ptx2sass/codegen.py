@@ -63,7 +63,7 @@ from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
-from ptx2sass.inline import call_postorder
+from ptx2sass.inline import call_postorder, call_preorder
 from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, own_shared_alignments, Placement, debug_shared_layout, debug_shared_names,
                                 handle_references, linked_section_size,
                                 module_shared_variables,
@@ -872,7 +872,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if errbar_exits:
         for fn in module.functions:
             fn.attributes[ERRBAR_AT_EXIT] = "membar" if relocatable else "errbar"
-    if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
+    unoptimised = (int((options or {}).get("opt_level", 3)) == 0
+                   or (options or {}).get("fast_compile") == "max")      # (-Ofc max: -O0's code)
+    if not unoptimised and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))
         for fn in module.functions:
@@ -892,10 +894,13 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
-    if full_debug:
+    # -Ofc: every function out of line in a whole program, as under -g
+    fast_out_of_line = not relocatable and any(abi.is_linkable(fn) for fn in module.functions)
+    if full_debug or fast_out_of_line:
         _place_jump_tables(module)
     pointers = abi.function_pointers(module)
-    if full_debug or relocatable:
+    pointer_calls = full_debug or relocatable or fast_out_of_line
+    if pointer_calls:
         pointers = debug_pointers(module, pointers)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
@@ -908,7 +913,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
                                          _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved,
-                                                                     relocatable=linked_shared, pointer_calls=full_debug or relocatable),
+                                                                     relocatable=linked_shared, pointer_calls=pointer_calls),
                                                        fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
@@ -916,7 +921,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
     externs.update(linkable)
     order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable,
-                                                  pointers if relocatable and not full_debug else {})}
+                                                  pointers if relocatable and not full_debug
+                                                  or options and options.get("fast_compile") else {},
+                                                  (options or {}).get("fast_compile"))}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
@@ -925,7 +932,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
                                              textures_before if info.module_texture_slots else 0,
-                                             relocatable=linked_shared, pointer_calls=full_debug or relocatable),
+                                             relocatable=linked_shared, pointer_calls=pointer_calls),
                                fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
@@ -997,10 +1004,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
         _link_target_tables(kernels, codes)
-    if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
-        # in PTX order), then the other functions in declaration order (the builder reverses)
-        # (the kernels without `.visible` after the others)
+    if full_debug or relocatable and unoptimised:
+        # ptxas -g writes the `.visible .func`s, then the kernels (each group in PTX order),
+        # then the other functions in declaration order (the builder reverses) (the kernels
+        # without `.visible` after the kernels); -c -O0 and -c -Ofc max (ptxas 13.5.37): the
+        # `.visible`/`.weak` functions and `.visible` kernels in PTX order, then the others
         position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
+                    else (2, fn.attributes.get(abi.DECLARED_AT, i))
+                    if not full_debug and fn.attributes.get(abi.LOCAL_ENTRY)
+                    else (0, i) if not full_debug and fn.is_entry
                     else (1, bool(fn.attributes.get(abi.LOCAL_ENTRY)), i) if fn.is_entry
                     else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
@@ -1015,7 +1027,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             at = {n: i for i, n in enumerate(written)}
             pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
-    elif pointers and not relocatable:
+    elif pointers and not relocatable and not fast_out_of_line:
         # a module that takes a function's address: ptxas 13.5.37 puts its kernels (PTX
         # order) through `variables.alternating_merge_sort`, those that take an address or
         # call through a pointer as the larger key; the builder writes the result reversed
@@ -1306,7 +1318,8 @@ def _declared_at(fn: ir.Function) -> int:
 
 
 def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function],
-                   relocatable: bool = False, taken: dict | None = None) -> list[ir.Function]:
+                   relocatable: bool = False, taken: dict | None = None,
+                   fast: str | None = None) -> list[ir.Function]:
     """ptxas's compile order of the kernels and link targets (the cubin lists them the other
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
@@ -1323,6 +1336,24 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     first = sorted((fn for fn in compiled if not is_local(fn)), key=_declared_at)
     by_name = {fn.name: fn for fn in (*first, *linkable.values())}
     graph = {name: [n for n in _called_names(fn, taken or {}) if n in linkable] for name, fn in by_name.items()}
+    if fast in FAST_COMPILE_OUT_OF_LINE and not relocatable:
+        # -Ofc (measured on ptxas 13.5.37): the kernels in PTX order, min and mid each
+        # after a postorder of its calls (the last-called first), max each before its calls
+        # (a preorder, the first-called first); functions no kernel reaches are left out
+        roots = [fn.name for fn in first if fn.is_entry]
+        cubin = (call_preorder(roots, graph, set(linkable)) if fast == "max"
+                 else call_postorder(roots[::-1], graph, set(linkable)))
+        return [by_name[n] for n in reversed(cubin)]
+    if relocatable and local:
+        # -c: the local functions and kernels first, each group a postorder of the calls
+        # within it (-v reports them in this order too: cli.function_report_order)
+        own = {fn.name for fn in local}
+        by_name.update((fn.name, fn) for fn in local)
+        graph.update((fn.name, [n for n in _called_names(fn, taken or {}) if n in linkable])
+                     for fn in local)
+        cubin = (call_postorder([fn.name for fn in sorted(local, key=_declared_at)], graph, own)
+                 + call_postorder([fn.name for fn in first], graph, set(linkable) - own))
+        return [by_name[n] for n in reversed(cubin)]
     postorder = call_postorder([fn.name for fn in first], graph, set(linkable))
     reached = set(postorder)
     return [by_name[n] for n in reversed(postorder)] + [fn for fn in sorted(local, key=_declared_at)
@@ -1434,10 +1465,37 @@ def _cluster_records(fn: ir.Function) -> list:
     return out
 
 
-def keeps_functions(tree, options: dict) -> bool:
-    """-g (or `.target debug`): ptxas keeps every `.func` out of line."""
+def is_debug(tree, options: dict) -> bool:
+    """-g, or `.target debug`."""
     target = getattr(tree, "target", None)
     return _flag(options.get("debug")) or (target is not None and "debug" in target.names)
+
+
+FAST_COMPILE_OUT_OF_LINE = ("min", "mid", "max")
+
+
+def keeps_functions(tree, options: dict) -> bool | str:
+    """Where ptxas 13.5.37 keeps every `.func` with a body out of line (its own text
+    section, called through the link-time convention): -g, -c and -Ofc min/mid/max (in
+    whole-program builds without them it inlines or calls a copy inside the kernel's text)."""
+    if is_debug(tree, options) or options.get("fast_compile") in FAST_COMPILE_OUT_OF_LINE:
+        return True
+    # -c: not yet where a local function holds a `brx.idx` table (ptxas relocates the
+    # table's place, `R_CUDA_CONST_FIELD21_38`, which we do not write): inlined as before
+    if not _flag(options.get("compile_only")) or _local_jump_tables(tree):
+        return False
+    # -c --enable-func-clone-sc: ptxas copies into the kernels the local functions only
+    # kernels reach, keeping out of line those a link target reaches
+    return "clone" if _flag(options.get("clone_functions")) else True
+
+
+def _local_jump_tables(tree) -> bool:
+    from ptx2sass.frontend.depth import deep_walks
+    from ptx2sass.inline import opcodes_in
+    with deep_walks():
+        return any("brx" in opcodes_in(f.body) for f in tree.functions()
+                   if f.kind == ".func" and f.body is not None and ".visible" not in f.linkage
+                   and ".weak" not in f.linkage)
 
 
 def _flag(value) -> bool:
@@ -1459,15 +1517,16 @@ def _lower(ptx: str, arch: str, filename: str, whole_program: bool):
     return lower_checked(module, whole_program), tree
 
 
-def lower_checked(module, whole_program: bool = True, keep_functions: bool = False) -> ir.Module:
+def lower_checked(module, whole_program: bool = True, keep_functions: bool | str = False) -> ir.Module:
     """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
     the `.visible .func`s other units may call, which stay functions of their own; with
-    `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
-    through the link-time convention and given a text section of its own."""
+    `keep_functions` (`keeps_functions`: -g, -c, -Ofc) every `.func` with a body stays one,
+    called through the link-time convention and given a text section of its own ("clone":
+    those a link target reaches, the others inlined)."""
     from ptx2sass.aliases import function_aliases, resolve_aliases
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.guard_branches import branch_around_expanded_guards
-    from ptx2sass.inline import inline_calls, linkable_functions, unreferenced_local_functions
+    from ptx2sass.inline import call_graph, inline_calls, linkable_functions, unreferenced_local_functions
     aliases = function_aliases(module)
     module = resolve_aliases(module)
     local = set()
@@ -1479,11 +1538,24 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             weak.add(f.name)
         if f.kind == ".entry" and f.body is not None and not {".visible", ".weak", ".extern"} & set(f.linkage):
             local_entries.add(f.name)
-    if keep_functions:
+    if keep_functions == "clone":
+        linkable = linkable_functions(module)
+        graph = call_graph(module)
+        work = list(linkable)
+        while work:
+            for callee in graph.get(work.pop(), ()):
+                if callee in graph and callee not in linkable:
+                    linkable.add(callee)
+                    work.append(callee)
+        local = {f.name for f in module.functions() if f.name in linkable
+                 and not {".visible", ".weak"} & set(f.linkage)} | unreferenced_local_functions(module)
+        linkable |= local
+    elif keep_functions:
         # (address-taken ones too, their addresses from relocations: `debug_pointers`, and
         # in initialisers `module_layout`)
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
-        local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
+        local = {f.name for f in module.functions() if f.name in linkable
+                 and not {".visible", ".weak"} & set(f.linkage)}
     elif whole_program:
         linkable = set()
     else:

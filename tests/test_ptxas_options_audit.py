@@ -9,12 +9,8 @@ import pytest
 
 from tools import ptxas_options_audit as audit
 
-# Rows that differ on purpose or for want of a feature (docs/STATUS.md, branch cli35).
+# Rows that differ on purpose or for want of a feature (docs/STATUS.md, branches cli35, cli36).
 KNOWN = {
-    # ptxas's fast-compile and cloning options change its own inlining: tuning, taken and ignored
-    **{f"{s}": "ptxas keeps `twice` out of line" for s in (
-        "--Ofast-compile=min", "-Ofc min", "--Ofast-compile=mid", "-Ofc mid",
-        "--Ofast-compile=max", "-Ofc max", "-c --enable-func-clone-sc=true")},
     "--extensible-whole-program": "ET_EWP objects are not written",
     "-ewp": "ET_EWP objects are not written",
     "--preserve-relocs": "`.nv.resolvedrela.*` sections and `_param` symbols are not written",
