@@ -22,7 +22,7 @@ from ptx2sass.records import dataclass
 
 from .arch import ELF_ABI_VERSION, ELF_OSABI, EM_CUDA, SASS_ONLY_E_FLAG, UnknownArch, arch_from_e_flags, arch_info
 from .cubin_layout import default_section_order, default_shstrtab, default_strtab, reloc_kinds
-from .elf_layout import (ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK,
+from .elf_layout import (ET_EWP, ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK,
                          SHT_NOBITS, SHT_NOTE, SHT_NULL, SHT_PROGBITS, SHT_REL, SHT_RELA,
                          SHT_STRTAB, SHT_SYMTAB, STB_LOCAL, STT_FUNC, STT_NOTYPE, STT_OBJECT,
                          ElfHeader, ProgramHeader,
@@ -462,7 +462,7 @@ class _Reader:
             raise CubinError(f"not a CUDA cubin: e_machine is {eh['e_machine']}, expected EM_CUDA (190)")
         self._check_bounds()
         arch = arch_from_e_flags(eh["e_flags"]).name
-        e_type = {"ET_EXEC": ET_EXEC, "ET_REL": ET_REL}.get(eh["e_type"])
+        e_type = {"ET_EXEC": ET_EXEC, "ET_REL": ET_REL, ET_EWP: ET_EWP, "ET_LOPROC": ET_EWP}.get(eh["e_type"])
         if e_type is None:
             raise CubinError(f"unsupported ELF type {eh['e_type']}")
         ident = self.data[:16]
@@ -822,7 +822,8 @@ class _Writer:
                          c.shoff_align or self.arch.shoff_align)
 
     def _sections(self) -> list[RawSection]:
-        c, rel_mode = self.c, self.c.e_type == ET_REL
+        # (-ewp's whole programs type their banks and shared memory as -c's objects do)
+        c, rel_mode = self.c, self.c.e_type in (ET_REL, ET_EWP)
         out = [RawSection(".shstrtab", SHT_STRTAB), RawSection(".strtab", SHT_STRTAB),
                RawSection(".symtab", SHT_SYMTAB, align=8, entsize=24)]
         for note_name, note, ntype in ((".note.nv.tkinfo", c.tkinfo, NT_CUDA_TKINFO),

@@ -25,7 +25,7 @@ from .arch import UnknownArch, arch_info
 from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, SHT_CUDA_SHARED_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .cubin_layout import default_strtab
-from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
+from .elf_layout import (StringTable, ET_EWP, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
@@ -389,7 +389,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 variable_order: list[str] = (), weak: set[str] = frozenset(),
                 weak_functions: set[str] = frozenset(),
                 function_aliases: dict[str, str] | None = None,
-                module_shared: list[tuple[str, int, int, bool]] = ()) -> Cubin:
+                module_shared: list[tuple[str, int, int, bool]] = (),
+                extensible: bool = False) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -479,7 +480,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError("extern variables need relocatable output")
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
-    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=None,
+    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EWP if extensible else ET_EXEC, e_flags=None,
               tkinfo=toolkit or ToolkitInfo("ptx2sass",
                                             f"ptx2sass {__version__} (ptxas 13.5 compatible)",
                                             "ptx2sass", tool_args if tool_args is not None
@@ -509,8 +510,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                       SHF_ALLOC | SHF_WRITE, align, nobits_size=len(blob)))
         else:
             flags = SHF_ALLOC | (SHF_WRITE if sec_name == ".nv.global.init" else 0)
-            kind = (SHT_CUDA_GLOBAL_INIT if relocatable and sec_name == ".nv.global.init"
-                    else SHT_CUDA_CONSTANT3_REL if relocatable and sec_name == ".nv.constant3" else SHT_PROGBITS)
+            linked = relocatable or extensible      # (-ewp types them as -c does)
+            kind = (SHT_CUDA_GLOBAL_INIT if linked and sec_name == ".nv.global.init"
+                    else SHT_CUDA_CONSTANT3_REL if linked and sec_name == ".nv.constant3" else SHT_PROGBITS)
             c.sections.append(Section(sec_name, kind, flags, align, data=bytes(blob)))
 
     # Symbols: notes, then per kernel (file order) its sections, module data after the first
@@ -708,7 +710,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if relocatable:
         module_sections += [".nv.prototype"] if [n for n in extern_names + defined_funcs if n not in local_functions
                                                  and n not in address_taken] else []
-    elif not hopper:
+    elif not hopper and not extensible:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
         section_symbol(name)
@@ -734,8 +736,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
         syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
         if reserved_alias:
-            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                               other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", 1 if extensible else end, 0,
+                               bind=STB_WEAK, other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
     def function_symbol(k: Kernel) -> None:
         syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                            STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
@@ -764,8 +766,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             if reserved_alias:
-                syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                                   other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+                # (-ewp: the value is the alignment, as for the objects a linker places)
+                syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", 1 if extensible else end, 0,
+                                   bind=STB_WEAK, other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
             # (-c: CUDA objects the linker places, their value the alignment, after the
             # module's exported variables, ptxas 13.5 sm_110 and sm_100a; whole program:
             # objects at the reserved words' end)
@@ -856,9 +859,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
                                          k.regcount if k.regcount_attribute is None
                                          else k.regcount_attribute))
-        for name, _, size in k.subfunctions:
-            module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
-        module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
+        for sym, size in [(c.symbol_index(name), size) for name, _, size in k.subfunctions] + [
+                (func_sym[k.name], k.frame_size)]:
+            if extensible:      # (ptxas -ewp: as under -c, no MIN_STACK_SIZE below)
+                module.append(NvInfoRecord.words("MAX_STACK_SIZE", sym, 0))
+            module.append(NvInfoRecord.words("FRAME_SIZE", sym, size))
         if device_debug or errbar_at_exit:
             module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
@@ -888,7 +893,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if texmode_independent:
         module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
     # (the kernels without `.visible` first, ptxas 13.5: as their LOCAL symbols come first)
-    for k in sorted(file_order, key=lambda k: k.name not in local_functions) if not relocatable else ():
+    for k in sorted(file_order, key=lambda k: k.name not in local_functions) if not (relocatable or extensible) else ():
         if not k.is_entry:       # (-g's out-of-line functions: ptxas writes none)
             continue
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
@@ -991,9 +996,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                data=compat_section(info, isa_class)))
         tmem_bytes = TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0
         if not relocatable and (reserved_alias or reserved_owned):
-            c.sections.insert(after_debug + 1, Section(
-                RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
-                nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes + tmem_bytes))
+            c.sections.insert(after_debug + 1, Section(     # (-ewp: -c's CUDA shared type)
+                RESERVED_SHARED, SHT_CUDA_MERC_SHARED if extensible else SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
+                nobits_size=(0 if extensible else info.reserved_shared_section_bytes)
+                + info.gb10b_war_bytes + tmem_bytes))
         elif info.gb10b_war_bytes or tmem_bytes:
             # -c (ptxas 13.5 sm_110, sm_100a tcgen05): only the objects the linker places in it,
             # with the CUDA shared type its Mercury copy has too, not NOBITS
@@ -1001,7 +1007,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 RESERVED_SHARED, SHT_CUDA_MERC_SHARED, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
                 nobits_size=info.gb10b_war_bytes + tmem_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
-    elif not relocatable:
+    elif not relocatable and not extensible:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
     if bank4:
         c.reloc_sections.append(RelocSection(

@@ -730,6 +730,8 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "compile_only": cl.flag("compile-only"),
         # (ptxas ignores -Ofc under -g: _check_options warns)
         "fast_compile": None if cl.flag("device-debug") else cl.get("Ofast-compile"),
+        # -ewp: an ET_EWP object (ignored with -c: _check_options warns)
+        "extensible": cl.flag("extensible-whole-program") and not cl.flag("compile-only"),
         # (ignored without -c, with -O0 and with -g: _check_options warns)
         "clone_functions": (cl.get("enable-func-clone-sc") is True and cl.flag("compile-only")
                             and cl.get("opt-level") != 0 and not cl.flag("device-debug")),

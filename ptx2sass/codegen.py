@@ -1061,6 +1061,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     tool_object=(options or {}).get("tool_object") or "",
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
+                                    extensible=not relocatable and _flag((options or {}).get("extensible")),
                                     visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)
