@@ -939,15 +939,19 @@ class _Writer:
         ordered[strtab_i].data = strtab.data()
 
 
+SHT_CUDA_RESOLVED_RELA = 0x70000003   # `.nv.resolvedrela.<target>` (-preserve-relocs)
+
+
 def _reloc_section(name: str, relocs: list[Relocation], flags: int, align: int) -> RawSection:
-    rela = name.startswith(".rela")
+    resolved = name.startswith(".nv.resolvedrela.")
+    rela = name.startswith(".rela") or resolved
     data = bytearray()
     for r in relocs:
         data += struct.pack("<QQ", r.offset, (r.symbol << 32) | r.type)
         if rela:
             data += struct.pack("<q", r.addend or 0)
-    return RawSection(name, SHT_RELA if rela else SHT_REL, flags, align=align,
-                      entsize=24 if rela else 16, data=bytes(data))
+    return RawSection(name, SHT_CUDA_RESOLVED_RELA if resolved else SHT_RELA if rela else SHT_REL,
+                      flags, align=align, entsize=24 if rela else 16, data=bytes(data))
 
 
 def _note(ntype: int, desc: bytes) -> bytes:

@@ -390,7 +390,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 weak_functions: set[str] = frozenset(),
                 function_aliases: dict[str, str] | None = None,
                 module_shared: list[tuple[str, int, int, bool]] = (),
-                extensible: bool = False) -> Cubin:
+                extensible: bool = False, preserve_relocs: bool = False) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -698,9 +698,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # relocations point into it: then where sm_8x does)
         if k.is_entry and (not hopper or k.handle_slots):
             const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
-        if relocatable and k.params and not hopper:
-            syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
-                               STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
+        if (relocatable or preserve_relocs) and k.params and not hopper:
+            # (-preserve-relocs in a whole program: a plain internal object)
+            syms.append(Symbol("_param", k.param_base, k.param_bytes,
+                               STT_CUDA_OBJECT if relocatable else STT_OBJECT, STB_LOCAL,
+                               STO_CUDA_CONSTANT_INTERNAL if relocatable else STV_INTERNAL,
+                               section=f".nv.constant0.{k.name}"))
+        elif (relocatable or preserve_relocs) and k.is_entry and not k.params and not hopper:
+            # (a kernel without parameters: its bank's driver words, named instead)
+            syms.append(Symbol("_SREG", 0, k.param_base, STT_CUDA_OBJECT if relocatable else STT_OBJECT,
+                               STB_LOCAL, STO_CUDA_CONSTANT_INTERNAL if relocatable else STV_INTERNAL,
+                               section=f".nv.constant0.{k.name}"))
     if not file_order:      # a module of variables only (ptxas: their symbols all the same)
         module_variable_symbols()
     # (no code, no frame: ptxas leaves `.debug_frame` without its section symbol)
@@ -951,6 +959,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
     frame, frame_relocs, frame_relas = bytearray(), [], []
+    resolved = []       # -preserve-relocs (before sm_90): the FDEs' CIE pointers, as resolved
+    keep_resolved = preserve_relocs and not relocatable and not hopper
     fdes_before = 0
     for k in file_order:
         cie_at = len(frame)
@@ -966,6 +976,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             fdes_before += 1
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
+        elif keep_resolved:
+            resolved.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64,
                                        0 if hopper else None))
         kernel_end = k.subfunctions[0][1] if k.subfunctions else len(k.text)
@@ -977,6 +989,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             end = k.subfunctions[i + 1][1] if i + 1 < len(k.subfunctions) else len(k.text)
             cie_at = len(frame)
             frame += _cie(device_debug=device_debug)
+            if keep_resolved:
+                resolved.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
             frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
                           + _dwarf_reg(STACK_POINTER) + uleb(size), location=at)
@@ -1052,6 +1066,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if frame_relas:
         c.reloc_sections.append(RelocSection(".rela.debug_frame", ".debug_frame",
                                              list(reversed(frame_relas))))
+    if resolved:
+        c.reloc_sections.append(RelocSection(".nv.resolvedrela.debug_frame", ".debug_frame",
+                                             list(reversed(resolved))))
     return c
 
 
