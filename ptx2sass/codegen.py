@@ -835,7 +835,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
     full_debug = _full_debug(module, options or {})
-    mod_layout = module_layout(module, filename, relocatable, full_debug)
+    # -Ofc min/mid/max (whole program, ptxas 13.5.37): -g's variable layout (`.global`
+    # addresses from relocations in the code, the shared windows of `debug_shared_layout`)
+    fast_layout = not relocatable and (options or {}).get("fast_compile") in FAST_COMPILE_OUT_OF_LINE
+    mod_layout = module_layout(module, filename, relocatable, full_debug or fast_layout)
     kernels, codes = [], []
     # the opcodes each function has (as written): the rewrites and scans below that only
     # concern a few opcodes skip a function without them (one walk instead of one each)
@@ -907,7 +910,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # -g: each kernel's shared window holds the variables of the functions it reaches too
     # -c (with or without -g): shared variables are the linker's, named by relocations
     linked_shared = relocatable
-    shared_plan = debug_shared_layout(module, reserved) if full_debug and not linked_shared else None
+    shared_plan = (debug_shared_layout(module, reserved) if (full_debug or fast_layout) and not linked_shared
+                   else None)
     if linked_shared and full_debug:        # (-c -g: the variables' own names)
         debug_shared_names(module)
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
@@ -923,7 +927,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable,
                                                   pointers if relocatable and not full_debug
                                                   or options and options.get("fast_compile") else {},
-                                                  (options or {}).get("fast_compile"))}
+                                                  (options or {}).get("fast_compile") if not relocatable else None,
+                                                  module.variables)}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
@@ -1321,7 +1326,7 @@ def _declared_at(fn: ir.Function) -> int:
 
 def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function],
                    relocatable: bool = False, taken: dict | None = None,
-                   fast: str | None = None) -> list[ir.Function]:
+                   fast: str | None = None, variables: list = ()) -> list[ir.Function]:
     """ptxas's compile order of the kernels and link targets (the cubin lists them the other
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
@@ -1337,14 +1342,22 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     local = [fn for fn in compiled if is_local(fn)]
     first = sorted((fn for fn in compiled if not is_local(fn)), key=_declared_at)
     by_name = {fn.name: fn for fn in (*first, *linkable.values())}
-    graph = {name: [n for n in _called_names(fn, taken or {}) if n in linkable] for name, fn in by_name.items()}
+    named = set(linkable) | ({v.name for v in variables} if fast else set())
+    graph = {name: [n for n in _called_names(fn, taken or {}, named if fast else None) if n in named]
+             for name, fn in by_name.items()}
     if fast in FAST_COMPILE_OUT_OF_LINE and not relocatable:
         # -Ofc (measured on ptxas 13.5.37): the kernels in PTX order, min and mid each
         # after a postorder of its calls (the last-called first), max each before its calls
         # (a preorder, the first-called first); functions no kernel reaches are left out
         roots = [fn.name for fn in first if fn.is_entry]
-        cubin = (call_preorder(roots, graph, set(linkable)) if fast == "max"
-                 else call_postorder(roots[::-1], graph, set(linkable)))
+        # (a function naming a variable whose initialiser holds function addresses reaches
+        # them, in the initialiser's order, where it names the variable)
+        held = {v.name: [name for _, name, _ in v.relocations if name in linkable] for v in variables}
+        for name in graph:
+            graph[name] = [c for n in graph[name] for c in ([n] if n in linkable else held.get(n, []))]
+        taken_roots = [fn.name for fn in sorted(linkable.values(), key=_declared_at) if fn.name in (taken or {})]
+        cubin = (call_preorder(roots + taken_roots, graph, set(linkable)) if fast == "max"
+                 else call_postorder(taken_roots[::-1] + roots[::-1], graph, set(linkable)))
         return [by_name[n] for n in reversed(cubin)]
     if relocatable and local:
         # -c: the local functions and kernels first, each group a postorder of the calls
@@ -1362,12 +1375,14 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
                                                          if fn.name not in reached]
 
 
-def _called_names(fn: ir.Function, taken: dict | None = None) -> list[str]:
+def _called_names(fn: ir.Function, taken: dict | None = None, named: set | None = None) -> list[str]:
     """The functions `fn` calls by name, in the order first called; with `taken`, those of
-    them whose address it names too, where first named."""
+    them whose address it names too, where first named; with `named`, also these names
+    (variables) where first named."""
+    wanted = set(taken or ()) | (named or set())
     out = [s.name for b in fn.blocks for ins in b.instrs
-           for s in ([ins.srcs[0]] if ins.opcode == "call" and ins.srcs else ins.srcs if taken else [])
-           if isinstance(s, ir.Symbol) and (ins.opcode == "call" or s.name in taken)]
+           for s in ([ins.srcs[0]] if ins.opcode == "call" and ins.srcs else ins.srcs if wanted else [])
+           if isinstance(s, ir.Symbol) and (ins.opcode == "call" or s.name in wanted)]
     return list(dict.fromkeys(out))
 
 

@@ -11,7 +11,6 @@ from tools import ptxas_options_audit as audit
 
 # Rows that differ on purpose or for want of a feature (docs/STATUS.md, branches cli35, cli36).
 KNOWN = {
-    "--preserve-relocs": "`.nv.resolvedrela.*` sections and `_param` symbols are not written",
     "--sanitize=memcheck": "no instrumentation",
     # functions alone: ptxas compiles each (ABI return, its own text and symbol), we none
     "--compile-as-tools-patch (functions only)": "tools-patch code is not written",
