@@ -242,3 +242,26 @@ def test_c_local_function_with_jump_table_runs(tmp_path):
         test_separate_compilation_links_and_runs_as_ptxas("switch", ("-c",), tmp_path)
     finally:
         del MODULES["switch"]
+
+
+CORPUS = "tests/corpus/cuda"
+
+
+@pytest.mark.parametrize("path,level", [("memory.ptx", "min"), ("memory.ptx", "max"), ("calls.ptx", "min"),
+                                        ("calls.ptx", "mid")])
+def test_fast_compile_corpus_sections_as_ptxas(path, level):
+    """-Ofc on CUDA corpus files: -g's variable layout (`.rel.text.<k>` for `.global`
+    addresses, no bank 4; `.nv_debug.shared`) and the address-taken functions of a table,
+    placed where the kernel naming the table is. (`.nv.global`'s place aside: our -g puts
+    it after `.nv_debug.shared`, ptxas before.)"""
+    from pathlib import Path
+    ptx = (Path(__file__).parent / "corpus" / "cuda" / path).read_text()
+    try:
+        theirs = oracle.ptxas(ptx, "sm_89", ("-Ofc", level), name=path)
+    except oracle.OracleMissing as e:
+        pytest.skip(str(e))
+    ours = codegen.compile_ptx(ptx, "sm_89", path, fast_compile=level)
+
+    def names(cubin):
+        return [s for s in _layout(cubin)["sections"] if s != ".nv.global"]
+    assert names(ours) == names(theirs.output)
