@@ -226,6 +226,7 @@ class Kernel:
     preexit_used: bool = False
     # EIATTR_REG_RECONFIG: the code has USETMAXREG (setmaxnreg)
     reg_reconfig: bool = False
+    tools_patch: bool = False        # --compile-as-tools-patch: EIATTR_TOOLS_PATCH_FUNC
     # sm_90+'s EIATTR_GRID_ATTRIBUTES (ptx2sass/grid_attributes.py): 0x4 multimem used, 0x8 a
     # multimem write; 0: no record
     grid_attributes: int = 0

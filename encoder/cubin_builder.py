@@ -54,7 +54,9 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 _MIDDLE = [
     # (NUM_BARRIERS before EXTERNS: ptxas 13.5.37 sm_89, plain and -c, a kernel calling
     # vprintf or an extern function with a `bar.sync` before or after the call)
-    "MAXREG_COUNT", "NUM_BARRIERS", "EXTERNS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
+    "MAXREG_COUNT", "NUM_BARRIERS", "EXTERNS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK",
+    "TOOLS_PATCH_FUNC",         # --compile-as-tools-patch (ptxas 13.5.37, a `.func` of its own)
+    UNNAMED_5F,
     "REG_RECONFIG",             # setmaxnreg kernels (ptxas 13.5, sm_90a/sm_100a/sm_120a)
     "COOP_GROUP_MASK_REGIDS", "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "VRC_CTA_INIT_COUNT",       # sm_100+: after the warp-wide lists (ptxas 13.5, shfl.sync/red)
@@ -73,9 +75,12 @@ KERNEL_ATTRIBUTE_ORDER = {
     # (GRID_ATTRIBUTES, multimem kernels only: ptx2sass/grid_attributes.py)
     # (the cluster records' place against RESERVED_SMEM_USED is not observed)
     "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "MAX_CLUSTER_RANK",
-               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
+               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED",
+               "TOOLS_PATCH_FUNC",      # (ptxas 13.5.37 sm_90 --compile-as-tools-patch)
+               "SPARSE_MMA_MASK",
                "TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED",
-               *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
+               *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK",
+                                                 "TOOLS_PATCH_FUNC")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
 }
@@ -316,6 +321,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.byte("BINDLESS_SURFACE_BANK", 0))
     if kinds & {"texref", "samplerref"}:
         recs.append(NvInfoRecord.byte("BINDLESS_TEXTURE_BANK", 0))
+    if k.tools_patch:
+        recs.append(NvInfoRecord(ATTRIBUTE_CODES["TOOLS_PATCH_FUNC"], Fmt.NVAL, 0))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0 if not hopper
                              else _HOPPER_5F | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
     if k.reg_reconfig:
@@ -736,7 +743,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # ptxas -c and -g name the reserved words' offset only (an undefined weak object), with no
     # alias in `.nv.shared.reserved.0`; -g leaves that section out where nothing of its own
     # (sm_110's workaround words, the tcgen05 partition) names it (13.5.37, sm_90/100/110/120)
-    reserved_alias = hopper and not relocatable and not device_debug
+    # (--compile-as-tools-patch: none, ptxas 13.5.37 sm_90+)
+    reserved_alias = hopper and not relocatable and not device_debug and not any(k.tools_patch for k in kernels)
     reserved_owned = bool(info.gb10b_war_bytes or any(k.tmem_partition for k in kernels))
     if hopper and not file_order:         # a module of no code: the reserved words alone
         end = info.reserved_shared_section_bytes

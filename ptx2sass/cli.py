@@ -732,6 +732,7 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "fast_compile": None if cl.flag("device-debug") else cl.get("Ofast-compile"),
         # -ewp: an ET_EWP object (ignored with -c: _check_options warns)
         "extensible": cl.flag("extensible-whole-program") and not cl.flag("compile-only"),
+        "tools_patch": cl.flag("compile-as-tools-patch"),
         "preserve_relocs": cl.flag("preserve-relocs"),
         # (ignored without -c, with -O0 and with -g: _check_options warns)
         "clone_functions": (cl.get("enable-func-clone-sc") is True and cl.flag("compile-only")

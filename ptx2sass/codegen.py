@@ -730,7 +730,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
                                               info.const_relocation, _function_relocation(info, relocatable))
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
-    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
+    # (not the calls of the module's own functions kept out of line: -g, -Ofc)
+    own_calls = {at for at, name, *_ in text_relocations if name in (functions or {}) or name == fn.name}
+    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers
+                and 16 * k not in own_calls]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
     first_branch = next((16 * k + 16 for k, ins in enumerate(instructions)
@@ -927,7 +930,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable,
                                                   pointers if relocatable and not full_debug
                                                   or options and options.get("fast_compile") else {},
-                                                  (options or {}).get("fast_compile") if not relocatable else None,
+                                                  "tools_patch" if _flag((options or {}).get("tools_patch"))
+                                                  else (options or {}).get("fast_compile") if not relocatable
+                                                  else None,
                                                   module.variables)}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
@@ -1043,6 +1048,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                 lambda n: n in special))}
         pairs = sorted(zip(kernels, codes), key=lambda kc: at[kc[0].name])
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
+    if _flag((options or {}).get("tools_patch")):
+        for k in kernels:
+            k.tools_patch = True
     target = real_target(module.target.split(",")[0].strip()) if module.target else arch
     debug_sections = []
     if source is not None:
@@ -1359,15 +1367,20 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
         cubin = (call_preorder(roots + taken_roots, graph, set(linkable)) if fast == "max"
                  else call_postorder(taken_roots[::-1] + roots[::-1], graph, set(linkable)))
         return [by_name[n] for n in reversed(cubin)]
-    if relocatable and local:
-        # -c: the local functions and kernels first, each group a postorder of the calls
+    if (relocatable or fast == "tools_patch") and local:
+        # -c (and --compile-as-tools-patch): the local functions and kernels first, each group a postorder of the calls
         # within it (-v reports them in this order too: cli.function_report_order)
         own = {fn.name for fn in local}
         by_name.update((fn.name, fn) for fn in local)
         graph.update((fn.name, [n for n in _called_names(fn, taken or {}) if n in linkable])
                      for fn in local)
-        cubin = (call_postorder([fn.name for fn in sorted(local, key=_declared_at)], graph, own)
-                 + call_postorder([fn.name for fn in first], graph, set(linkable) - own))
+        locals_ = call_postorder([fn.name for fn in sorted(local, key=_declared_at)], graph, own)
+        if fast == "tools_patch":
+            # (--compile-as-tools-patch, 13.5.37: the link targets first, from the first
+            # declared, then the local functions)
+            cubin = call_postorder([fn.name for fn in first][::-1], graph, set(linkable) - own) + locals_
+        else:
+            cubin = locals_ + call_postorder([fn.name for fn in first], graph, set(linkable) - own)
         return [by_name[n] for n in reversed(cubin)]
     postorder = call_postorder([fn.name for fn in first], graph, set(linkable))
     reached = set(postorder)
@@ -1495,7 +1508,8 @@ def keeps_functions(tree, options: dict) -> bool | str:
     """Where ptxas 13.5.37 keeps every `.func` with a body out of line (its own text
     section, called through the link-time convention): -g, -c and -Ofc min/mid/max (in
     whole-program builds without them it inlines or calls a copy inside the kernel's text)."""
-    if is_debug(tree, options) or options.get("fast_compile") in FAST_COMPILE_OUT_OF_LINE:
+    if (is_debug(tree, options) or options.get("fast_compile") in FAST_COMPILE_OUT_OF_LINE
+            or _flag(options.get("tools_patch"))):
         return True
     # -c: not yet where a local function holds a `brx.idx` table (ptxas relocates the
     # table's place, `R_CUDA_CONST_FIELD21_38`, which we do not write): inlined as before

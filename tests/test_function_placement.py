@@ -265,3 +265,19 @@ def test_fast_compile_corpus_sections_as_ptxas(path, level):
     def names(cubin):
         return [s for s in _layout(cubin)["sections"] if s != ".nv.global"]
     assert names(ours) == names(theirs.output)
+
+
+@pytest.mark.parametrize("options", [("-g",), ("-Ofc", "min"), ("-Ofc", "max")])
+@pytest.mark.parametrize("name", ["nest", "two_kernels"])
+def test_calls_of_own_functions_are_no_system_calls(name, options, tmp_path):
+    """A `CALL.ABS` of one of the module's functions kept out of line is not a system call:
+    ptxas lists no EIATTR_SYSCALL_OFFSETS for it (ours did, -g too); every function's
+    `.nv.info` records as ptxas's."""
+    ours, _ = _ours(name, options, tmp_path)
+    theirs = _ptxas(name, options).output
+
+    def records(cubin):
+        return {k.name: [r.attr for r in k.attributes] for k in read_cubin(cubin).kernels}
+    from ptx2sass.encoder.nvinfo import ATTRIBUTE_CODES
+    assert all(ATTRIBUTE_CODES["SYSCALL_OFFSETS"] not in r for r in records(ours).values())
+    assert records(ours) == records(theirs)

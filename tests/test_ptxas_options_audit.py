@@ -12,9 +12,6 @@ from tools import ptxas_options_audit as audit
 # Rows that differ on purpose or for want of a feature (docs/STATUS.md, branches cli35, cli36).
 KNOWN = {
     "--sanitize=memcheck": "no instrumentation",
-    # functions alone: ptxas compiles each (ABI return, its own text and symbol), we none
-    "--compile-as-tools-patch (functions only)": "tools-patch code is not written",
-    "-astoolspatch (functions only)": "tools-patch code is not written",
     **{f"-arch={a}": "no code generator for sm_107 yet" for a in ("sm_107", "sm_107a", "sm_107f")},
 }
 
