@@ -768,7 +768,8 @@ def _accepted_subset(fn, options: dict) -> dict:
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
 def function_report_order(module, compile_only: bool, debug: bool = False,
-                          fast_compile: str | None = None) -> tuple[list[str], dict[str, list[str]]]:
+                          fast_compile: str | None = None,
+                          unoptimised: bool = False) -> tuple[list[str], dict[str, list[str]]]:
     """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
     entry → those reported after it). Under -c the entries are among the first list, in the
     cubin's order (ptxas 13.5.37): the local functions, then the kernels and `.visible`/
@@ -794,12 +795,18 @@ def function_report_order(module, compile_only: bool, debug: bool = False,
         return (call_preorder(entries, graph, within) if fast_compile == "max"
                 else call_postorder(entries[::-1], graph, within)), {}
     if compile_only:
-        # the local functions first, then the kernels and link targets (each group with
-        # the calls within it)
-        linked = {f.name for f in module.functions() if f.kind == ".entry" or
-                  {".visible", ".weak"} & set(f.linkage)}
+        # the local functions (and kernels without `.visible`) first, then the kernels and
+        # link targets (each group with the calls within it); -O0 / -Ofc max: the link
+        # targets and `.visible` kernels as defined, then the others as declared
+        # (codegen._compile_order and its -O0 positions)
+        linked = {f.name for f in module.functions() if {".visible", ".weak"} & set(f.linkage)}
         named_first = [n for n in dict.fromkeys(f.name for f in module.functions()) if n in graph]
-        return (call_postorder([n for n in named_first if n not in linked and n in funcs], graph)
+        own = [n for n in named_first if n not in linked and (n in funcs or n in entries)]
+        if unoptimised:
+            defined = [n for n in dict.fromkeys(f.name for f in module.functions() if f.body is not None)
+                       if n in linked]
+            return defined + own, {}
+        return (call_postorder(own, graph)
                 + call_postorder([n for n in named_first if n in linked], graph)), {}
     after = {}
     taken = None
@@ -1097,7 +1104,8 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     elapsed = (time.perf_counter() - started) * 1000
     from ptx2sass.codegen import is_debug
     functions = function_report_order(module, bool(options.get("compile_only")), is_debug(module, options),
-                                      options.get("fast_compile"))
+                                      options.get("fast_compile"),
+                                      int(options.get("opt_level", 3)) == 0 or options.get("fast_compile") == "max")
     first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
     first = functions[0][0] if functions[0] else first
     if first is not None:

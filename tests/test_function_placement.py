@@ -281,3 +281,13 @@ def test_calls_of_own_functions_are_no_system_calls(name, options, tmp_path):
     from ptx2sass.encoder.nvinfo import ATTRIBUTE_CODES
     assert all(ATTRIBUTE_CODES["SYSCALL_OFFSETS"] not in r for r in records(ours).values())
     assert records(ours) == records(theirs)
+
+
+@pytest.mark.parametrize("options", [("-c", "-v"), ("-c", "-O0", "-v"), ("-c", "-Ofc", "max", "-v")])
+@pytest.mark.parametrize("name", ["nest", "local_kernel", "uncalled", "prototype"])
+def test_separate_compilation_verbose_order_as_ptxas(name, options, tmp_path):
+    """-c -v: the functions' lines in the object's order (a kernel without `.visible` among
+    the local functions; -O0 / -Ofc max: link targets and kernels as defined, then the
+    others as declared)."""
+    _, err = _ours(name, options, tmp_path)
+    assert _verbose(err, True) == _verbose(_ptxas(name, options).stderr, False)
