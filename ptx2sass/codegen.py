@@ -1085,7 +1085,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     function_aliases=module.function_aliases,
                                     prototypes={e.name: abi.prototype_string(e) for e in
                                                 sorted(externs.values(), key=_declared_at)
-                                                if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
+                                                if relocatable and (not e.attributes.get(abi.LOCAL_FUNCTION)
+                                                                    # (an address-taken local one: its
+                                                                    # string for the call graph, -c)
+                                                                    or pointers.get(e.name, 0) is None)
                                                 and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=arch if is_virtual_arch(target) else target,

@@ -291,3 +291,24 @@ def test_separate_compilation_verbose_order_as_ptxas(name, options, tmp_path):
     others as declared)."""
     _, err = _ours(name, options, tmp_path)
     assert _verbose(err, True) == _verbose(_ptxas(name, options).stderr, False)
+
+
+def test_c_address_taken_local_functions():
+    """-c on a module whose vtables hold local functions' addresses (realworld
+    calls_objects): each stays a LOCAL function with its text, as in ptxas's object, and the
+    call graph has a prototype string for each (an internal error when they were first kept
+    out of line without one)."""
+    from pathlib import Path
+    path = Path(__file__).parent / "corpus" / "realworld" / "cuda" / "calls_objects.sm_89.ptx"
+    ptx = path.read_text()
+    try:
+        theirs = oracle.ptxas(ptx, "sm_89", ("-c",), name="k.ptx")
+    except oracle.OracleMissing as e:
+        pytest.skip(str(e))
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", compile_only=True)
+
+    def local_functions(cubin):      # (less ptxas's own `__cuda_sm20_*` subroutines)
+        return sorted(s[0] for s in _layout(cubin)["symbols"] if s[1:3] == ("STT_FUNC", "STB_LOCAL")
+                      and not s[0].startswith("__cuda_"))
+    assert local_functions(ours) == local_functions(theirs.output)
+    assert len(local_functions(ours)) >= 10
