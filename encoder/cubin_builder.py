@@ -397,7 +397,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 weak_functions: set[str] = frozenset(),
                 function_aliases: dict[str, str] | None = None,
                 module_shared: list[tuple[str, int, int, bool]] = (),
-                extensible: bool = False, preserve_relocs: bool = False) -> Cubin:
+                extensible: bool = False, preserve_relocs: bool = False,
+                reserved_alias: bool = True) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -743,8 +744,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # ptxas -c and -g name the reserved words' offset only (an undefined weak object), with no
     # alias in `.nv.shared.reserved.0`; -g leaves that section out where nothing of its own
     # (sm_110's workaround words, the tcgen05 partition) names it (13.5.37, sm_90/100/110/120)
-    # (--compile-as-tools-patch: none, ptxas 13.5.37 sm_90+)
-    reserved_alias = hopper and not relocatable and not device_debug and not any(k.tools_patch for k in kernels)
+    # (`reserved_alias` False: -Ofc and --compile-as-tools-patch, none either, 13.5.37 sm_90+)
+    reserved_alias = (hopper and not relocatable and not device_debug and reserved_alias
+                      and not any(k.tools_patch for k in kernels))
     reserved_owned = bool(info.gb10b_war_bytes or any(k.tmem_partition for k in kernels))
     if hopper and not file_order:         # a module of no code: the reserved words alone
         end = info.reserved_shared_section_bytes

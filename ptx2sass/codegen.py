@@ -1076,6 +1076,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
                                     extensible=not relocatable and _flag((options or {}).get("extensible")),
                                     preserve_relocs=_flag((options or {}).get("preserve_relocs")),
+                                    reserved_alias=not fast_layout,
                                     visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)
