@@ -952,7 +952,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         # `_names_shared_first`): freed otherwise
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug, relocatable,
-                               release_ir=fn.is_entry and not (relocatable or pointers or full_debug))
+                               release_ir=fn.is_entry and not (relocatable or pointers or full_debug or fast_out_of_line))
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -972,7 +972,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
                                                    or code.setmaxnreg_diverged
                                               else 0 if full_debug and _branches_conditionally(code)
-                                              else 0 if relocatable and code.externs and _calls_and_diverges(fn, code)
+                                              else 0 if (relocatable or fast_out_of_line) and code.externs
+                                                   and _calls_and_diverges(fn, code)
                                               else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,

@@ -312,3 +312,20 @@ def test_c_address_taken_local_functions():
                       and not s[0].startswith("__cuda_"))
     assert local_functions(ours) == local_functions(theirs.output)
     assert len(local_functions(ours)) >= 10
+
+
+@pytest.mark.parametrize("level", ["min", "max"])
+def test_fast_compile_records_of_a_diverging_caller(level, tmp_path):
+    """-Ofc: a kernel that calls an out-of-line function under a branch has ptxas's
+    CRS_STACK_SIZE 0 (as under -c); every function's `.nv.info` records as ptxas's."""
+    from tools.ptxas_options_audit import PROBE
+    MODULES["probe"] = PROBE
+    try:
+        ours, _ = _ours("probe", ("-Ofc", level), tmp_path)
+        theirs = _ptxas("probe", ("-Ofc", level)).output
+    finally:
+        del MODULES["probe"]
+
+    def records(cubin):
+        return {k.name: [r.attr for r in k.attributes] for k in read_cubin(cubin).kernels}
+    assert records(ours) == records(theirs)
