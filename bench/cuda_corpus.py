@@ -2,9 +2,10 @@
 ptx2sass, run in the emulator with the hazard check, compared with the NumPy reference.
 Prints the counts and the launches that differ or are refused (by reason).
 
-    .venv/bin/python bench/cuda_corpus.py [-g] [--arch sm_90]
+    .venv/bin/python bench/cuda_corpus.py [-g | -Ofc LEVEL] [--arch sm_90]
 
-With -g, compiled as `ptx2sass -g` compiles (debug information, no optimisation).
+With -g, compiled as `ptx2sass -g` compiles (debug information, no optimisation); with
+-Ofc min/mid/max as `ptx2sass -Ofc LEVEL` does.
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     arch = args[args.index("--arch") + 1] if "--arch" in args else "sm_89"
     options = {"debug": True, "opt_level": 0} if "-g" in args else {}
+    if "-Ofc" in args:
+        options = {"fast_compile": args[args.index("-Ofc") + 1]}
     ref = testing.cuda_reference_module()
     launches = ref.load_manifest()
     counts: collections.Counter = collections.Counter()

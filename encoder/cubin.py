@@ -22,7 +22,7 @@ from ptx2sass.records import dataclass
 
 from .arch import ELF_ABI_VERSION, ELF_OSABI, EM_CUDA, SASS_ONLY_E_FLAG, UnknownArch, arch_from_e_flags, arch_info
 from .cubin_layout import default_section_order, default_shstrtab, default_strtab, reloc_kinds
-from .elf_layout import (ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK,
+from .elf_layout import (ET_EWP, ET_EXEC, ET_REL, NOBITS_TYPES, SHF_ALLOC, SHF_EXECINSTR, SHF_INFO_LINK,
                          SHT_NOBITS, SHT_NOTE, SHT_NULL, SHT_PROGBITS, SHT_REL, SHT_RELA,
                          SHT_STRTAB, SHT_SYMTAB, STB_LOCAL, STT_FUNC, STT_NOTYPE, STT_OBJECT,
                          ElfHeader, ProgramHeader,
@@ -226,6 +226,7 @@ class Kernel:
     preexit_used: bool = False
     # EIATTR_REG_RECONFIG: the code has USETMAXREG (setmaxnreg)
     reg_reconfig: bool = False
+    tools_patch: bool = False        # --compile-as-tools-patch: EIATTR_TOOLS_PATCH_FUNC
     # sm_90+'s EIATTR_GRID_ATTRIBUTES (ptx2sass/grid_attributes.py): 0x4 multimem used, 0x8 a
     # multimem write; 0: no record
     grid_attributes: int = 0
@@ -462,7 +463,7 @@ class _Reader:
             raise CubinError(f"not a CUDA cubin: e_machine is {eh['e_machine']}, expected EM_CUDA (190)")
         self._check_bounds()
         arch = arch_from_e_flags(eh["e_flags"]).name
-        e_type = {"ET_EXEC": ET_EXEC, "ET_REL": ET_REL}.get(eh["e_type"])
+        e_type = {"ET_EXEC": ET_EXEC, "ET_REL": ET_REL, ET_EWP: ET_EWP, "ET_LOPROC": ET_EWP}.get(eh["e_type"])
         if e_type is None:
             raise CubinError(f"unsupported ELF type {eh['e_type']}")
         ident = self.data[:16]
@@ -822,7 +823,8 @@ class _Writer:
                          c.shoff_align or self.arch.shoff_align)
 
     def _sections(self) -> list[RawSection]:
-        c, rel_mode = self.c, self.c.e_type == ET_REL
+        # (-ewp's whole programs type their banks and shared memory as -c's objects do)
+        c, rel_mode = self.c, self.c.e_type in (ET_REL, ET_EWP)
         out = [RawSection(".shstrtab", SHT_STRTAB), RawSection(".strtab", SHT_STRTAB),
                RawSection(".symtab", SHT_SYMTAB, align=8, entsize=24)]
         for note_name, note, ntype in ((".note.nv.tkinfo", c.tkinfo, NT_CUDA_TKINFO),
@@ -938,15 +940,19 @@ class _Writer:
         ordered[strtab_i].data = strtab.data()
 
 
+SHT_CUDA_RESOLVED_RELA = 0x70000003   # `.nv.resolvedrela.<target>` (-preserve-relocs)
+
+
 def _reloc_section(name: str, relocs: list[Relocation], flags: int, align: int) -> RawSection:
-    rela = name.startswith(".rela")
+    resolved = name.startswith(".nv.resolvedrela.")
+    rela = name.startswith(".rela") or resolved
     data = bytearray()
     for r in relocs:
         data += struct.pack("<QQ", r.offset, (r.symbol << 32) | r.type)
         if rela:
             data += struct.pack("<q", r.addend or 0)
-    return RawSection(name, SHT_RELA if rela else SHT_REL, flags, align=align,
-                      entsize=24 if rela else 16, data=bytes(data))
+    return RawSection(name, SHT_CUDA_RESOLVED_RELA if resolved else SHT_RELA if rela else SHT_REL,
+                      flags, align=align, entsize=24 if rela else 16, data=bytes(data))
 
 
 def _note(ntype: int, desc: bytes) -> bytes:

@@ -25,7 +25,7 @@ from .arch import UnknownArch, arch_info
 from .cubin import (SHN_COMMON, SHT_CUDA_CONSTANT3_REL, SHT_CUDA_SHARED_REL, STO_CUDA_ENTRY, CubinError, Cubin, CudaInfo, GlobalVar, Kernel, Relocation,
                     RelocSection, Section, Symbol, ToolkitInfo)
 from .cubin_layout import default_strtab
-from .elf_layout import (StringTable, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
+from .elf_layout import (StringTable, ET_EWP, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
 from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
@@ -54,7 +54,9 @@ STO_CUDA_CONSTANT_INTERNAL = 0x81   # `_param`: STO_CUDA_CONSTANT, STV_INTERNAL
 _MIDDLE = [
     # (NUM_BARRIERS before EXTERNS: ptxas 13.5.37 sm_89, plain and -c, a kernel calling
     # vprintf or an extern function with a `bar.sync` before or after the call)
-    "MAXREG_COUNT", "NUM_BARRIERS", "EXTERNS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK", UNNAMED_5F,
+    "MAXREG_COUNT", "NUM_BARRIERS", "EXTERNS", "BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK",
+    "TOOLS_PATCH_FUNC",         # --compile-as-tools-patch (ptxas 13.5.37, a `.func` of its own)
+    UNNAMED_5F,
     "REG_RECONFIG",             # setmaxnreg kernels (ptxas 13.5, sm_90a/sm_100a/sm_120a)
     "COOP_GROUP_MASK_REGIDS", "COOP_GROUP_INSTR_OFFSETS", "SYSCALL_OFFSETS", "INT_WARP_WIDE_INSTR_OFFSETS",
     "VRC_CTA_INIT_COUNT",       # sm_100+: after the warp-wide lists (ptxas 13.5, shfl.sync/red)
@@ -73,9 +75,12 @@ KERNEL_ATTRIBUTE_ORDER = {
     # (GRID_ATTRIBUTES, multimem kernels only: ptx2sass/grid_attributes.py)
     # (the cluster records' place against RESERVED_SMEM_USED is not observed)
     "hopper": ["GRID_ATTRIBUTES", "LANGUAGE", "CUDA_API_VERSION", "KPARAM_INFO", "MAX_CLUSTER_RANK",
-               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED", "SPARSE_MMA_MASK",
+               "EXPLICIT_CLUSTER", "CTA_PER_CLUSTER", "AT_ENTRY_FRAGMENTS", "RESERVED_SMEM_USED",
+               "TOOLS_PATCH_FUNC",      # (ptxas 13.5.37 sm_90 --compile-as-tools-patch)
+               "SPARSE_MMA_MASK",
                "TCGEN05_1CTA_USED", "TCGEN05_2CTA_USED",
-               *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK")],
+               *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK",
+                                                 "TOOLS_PATCH_FUNC")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
                "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
 }
@@ -316,6 +321,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
         recs.append(NvInfoRecord.byte("BINDLESS_SURFACE_BANK", 0))
     if kinds & {"texref", "samplerref"}:
         recs.append(NvInfoRecord.byte("BINDLESS_TEXTURE_BANK", 0))
+    if k.tools_patch:
+        recs.append(NvInfoRecord(ATTRIBUTE_CODES["TOOLS_PATCH_FUNC"], Fmt.NVAL, 0))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0 if not hopper
                              else _HOPPER_5F | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
     if k.reg_reconfig:
@@ -389,7 +396,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 variable_order: list[str] = (), weak: set[str] = frozenset(),
                 weak_functions: set[str] = frozenset(),
                 function_aliases: dict[str, str] | None = None,
-                module_shared: list[tuple[str, int, int, bool]] = ()) -> Cubin:
+                module_shared: list[tuple[str, int, int, bool]] = (),
+                extensible: bool = False, preserve_relocs: bool = False,
+                reserved_alias: bool = True) -> Cubin:
     """A cubin for `kernels`, given in PTX declaration order (ptxas writes them reversed).
 
     `globals_` are module variables in PTX order; `bank4` names the symbols whose 64-bit
@@ -479,7 +488,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         raise CubinError("extern variables need relocatable output")
     file_order = list(reversed(kernels))
     vsm = int((ptx_target or arch).split("_")[1].rstrip("af"))
-    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EXEC, e_flags=None,
+    c = Cubin(arch=arch, e_type=ET_REL if relocatable else ET_EWP if extensible else ET_EXEC, e_flags=None,
               tkinfo=toolkit or ToolkitInfo("ptx2sass",
                                             f"ptx2sass {__version__} (ptxas 13.5 compatible)",
                                             "ptx2sass", tool_args if tool_args is not None
@@ -509,8 +518,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                       SHF_ALLOC | SHF_WRITE, align, nobits_size=len(blob)))
         else:
             flags = SHF_ALLOC | (SHF_WRITE if sec_name == ".nv.global.init" else 0)
-            kind = (SHT_CUDA_GLOBAL_INIT if relocatable and sec_name == ".nv.global.init"
-                    else SHT_CUDA_CONSTANT3_REL if relocatable and sec_name == ".nv.constant3" else SHT_PROGBITS)
+            linked = relocatable or extensible      # (-ewp types them as -c does)
+            kind = (SHT_CUDA_GLOBAL_INIT if linked and sec_name == ".nv.global.init"
+                    else SHT_CUDA_CONSTANT3_REL if linked and sec_name == ".nv.constant3" else SHT_PROGBITS)
             c.sections.append(Section(sec_name, kind, flags, align, data=bytes(blob)))
 
     # Symbols: notes, then per kernel (file order) its sections, module data after the first
@@ -696,9 +706,17 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         # relocations point into it: then where sm_8x does)
         if k.is_entry and (not hopper or k.handle_slots):
             const0_sym[k.name] = section_symbol(f".nv.constant0.{k.name}")
-        if relocatable and k.params and not hopper:
-            syms.append(Symbol("_param", k.param_base, k.param_bytes, STT_CUDA_OBJECT, STB_LOCAL,
-                               STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant0.{k.name}"))
+        if (relocatable or preserve_relocs) and k.params and not hopper:
+            # (-preserve-relocs in a whole program: a plain internal object)
+            syms.append(Symbol("_param", k.param_base, k.param_bytes,
+                               STT_CUDA_OBJECT if relocatable else STT_OBJECT, STB_LOCAL,
+                               STO_CUDA_CONSTANT_INTERNAL if relocatable else STV_INTERNAL,
+                               section=f".nv.constant0.{k.name}"))
+        elif (relocatable or preserve_relocs) and k.is_entry and not k.params and not hopper:
+            # (a kernel without parameters: its bank's driver words, named instead)
+            syms.append(Symbol("_SREG", 0, k.param_base, STT_CUDA_OBJECT if relocatable else STT_OBJECT,
+                               STB_LOCAL, STO_CUDA_CONSTANT_INTERNAL if relocatable else STV_INTERNAL,
+                               section=f".nv.constant0.{k.name}"))
     if not file_order:      # a module of variables only (ptxas: their symbols all the same)
         module_variable_symbols()
     # (no code, no frame: ptxas leaves `.debug_frame` without its section symbol)
@@ -708,7 +726,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if relocatable:
         module_sections += [".nv.prototype"] if [n for n in extern_names + defined_funcs if n not in local_functions
                                                  and n not in address_taken] else []
-    elif not hopper:
+    elif not hopper and not extensible:
         module_sections.append(".nv.rel.action")
     for name in module_sections:
         section_symbol(name)
@@ -726,7 +744,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     # ptxas -c and -g name the reserved words' offset only (an undefined weak object), with no
     # alias in `.nv.shared.reserved.0`; -g leaves that section out where nothing of its own
     # (sm_110's workaround words, the tcgen05 partition) names it (13.5.37, sm_90/100/110/120)
-    reserved_alias = hopper and not relocatable and not device_debug
+    # (`reserved_alias` False: -Ofc and --compile-as-tools-patch, none either, 13.5.37 sm_90+)
+    reserved_alias = (hopper and not relocatable and not device_debug and reserved_alias
+                      and not any(k.tools_patch for k in kernels))
     reserved_owned = bool(info.gb10b_war_bytes or any(k.tmem_partition for k in kernels))
     if hopper and not file_order:         # a module of no code: the reserved words alone
         end = info.reserved_shared_section_bytes
@@ -734,8 +754,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
         syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
         if reserved_alias:
-            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                               other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+            syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", 1 if extensible else end, 0,
+                               bind=STB_WEAK, other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
     def function_symbol(k: Kernel) -> None:
         syms.append(Symbol(k.name, 0, len(k.text), STT_FUNC, STB_WEAK if k.name in weak_functions else STB_GLOBAL,
                            STO_CUDA_ENTRY if k.is_entry else 0, section=f".text.{k.name}"))
@@ -764,8 +784,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 syms.extend(Symbol(name, 0, 8, STT_OBJECT, STB_WEAK) for name in UNIFIED_TABLE_SYMBOLS)
             syms.append(Symbol(".nv.reservedSmem.offset0", end, 4, STT_OBJECT, STB_WEAK))
             if reserved_alias:
-                syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", end, 0, bind=STB_WEAK,
-                                   other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
+                # (-ewp: the value is the alignment, as for the objects a linker places)
+                syms.append(Symbol("__nv_reservedSMEM_offset_0_alias", 1 if extensible else end, 0,
+                                   bind=STB_WEAK, other=STO_CUDA_RESERVED_SHARED, section=RESERVED_SHARED))
             # (-c: CUDA objects the linker places, their value the alignment, after the
             # module's exported variables, ptxas 13.5 sm_110 and sm_100a; whole program:
             # objects at the reserved words' end)
@@ -857,9 +878,11 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
                                          k.regcount if k.regcount_attribute is None
                                          else k.regcount_attribute))
-        for name, _, size in k.subfunctions:
-            module.append(NvInfoRecord.words("FRAME_SIZE", c.symbol_index(name), size))
-        module.append(NvInfoRecord.words("FRAME_SIZE", func_sym[k.name], k.frame_size))
+        for sym, size in [(c.symbol_index(name), size) for name, _, size in k.subfunctions] + [
+                (func_sym[k.name], k.frame_size)]:
+            if extensible:      # (ptxas -ewp: as under -c, no MIN_STACK_SIZE below)
+                module.append(NvInfoRecord.words("MAX_STACK_SIZE", sym, 0))
+            module.append(NvInfoRecord.words("FRAME_SIZE", sym, size))
         if device_debug or errbar_at_exit:
             module.append(NvInfoRecord.flag("GEN_ERRBAR_AT_EXIT"))
     if relocatable:     # ptxas -c: per kernel REGCOUNT, MAX_STACK_SIZE, FRAME_SIZE
@@ -889,7 +912,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if texmode_independent:
         module.append(NvInfoRecord.flag("TEXMODE_INDEPENDENT"))
     # (the kernels without `.visible` first, ptxas 13.5: as their LOCAL symbols come first)
-    for k in sorted(file_order, key=lambda k: k.name not in local_functions) if not relocatable else ():
+    for k in sorted(file_order, key=lambda k: k.name not in local_functions) if not (relocatable or extensible) else ():
         if not k.is_entry:       # (-g's out-of-line functions: ptxas writes none)
             continue
         module.append(NvInfoRecord.words("MIN_STACK_SIZE", func_sym[k.name], k.min_stack_size))
@@ -947,6 +970,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
 
     # Debug frame: a CIE and an FDE per kernel; the FDEs' start addresses are relocations.
     frame, frame_relocs, frame_relas = bytearray(), [], []
+    resolved = []       # -preserve-relocs (before sm_90): the FDEs' CIE pointers, as resolved
+    keep_resolved = preserve_relocs and not relocatable and not hopper
     fdes_before = 0
     for k in file_order:
         cie_at = len(frame)
@@ -962,6 +987,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             fdes_before += 1
             frame_relas.append(Relocation(len(frame) + FDE_LOCATION_OFFSET + 8, func_sym[k.name],
                                           R_CUDA_UNUSED_CLEAR64, 0))
+        elif keep_resolved:
+            resolved.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
         frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64,
                                        0 if hopper else None))
         kernel_end = k.subfunctions[0][1] if k.subfunctions else len(k.text)
@@ -973,6 +1000,8 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             end = k.subfunctions[i + 1][1] if i + 1 < len(k.subfunctions) else len(k.text)
             cie_at = len(frame)
             frame += _cie(device_debug=device_debug)
+            if keep_resolved:
+                resolved.append(Relocation(len(frame) + 12, c.symbol_index(".debug_frame"), R_CUDA_64, cie_at))
             frame_relocs.append(Relocation(len(frame) + FDE_LOCATION_OFFSET, func_sym[k.name], R_CUDA_64))
             frame += _fde(cie_at, end - at, _advance(4) + bytes([DW_CFA_def_cfa])
                           + _dwarf_reg(STACK_POINTER) + uleb(size), location=at)
@@ -992,9 +1021,10 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                                data=compat_section(info, isa_class)))
         tmem_bytes = TMEM_PARTITION_BYTES if any(k.tmem_partition for k in kernels) else 0
         if not relocatable and (reserved_alias or reserved_owned):
-            c.sections.insert(after_debug + 1, Section(
-                RESERVED_SHARED, SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
-                nobits_size=info.reserved_shared_section_bytes + info.gb10b_war_bytes + tmem_bytes))
+            c.sections.insert(after_debug + 1, Section(     # (-ewp: -c's CUDA shared type)
+                RESERVED_SHARED, SHT_CUDA_MERC_SHARED if extensible else SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
+                nobits_size=(0 if extensible else info.reserved_shared_section_bytes)
+                + info.gb10b_war_bytes + tmem_bytes))
         elif info.gb10b_war_bytes or tmem_bytes:
             # -c (ptxas 13.5 sm_110, sm_100a tcgen05): only the objects the linker places in it,
             # with the CUDA shared type its Mercury copy has too, not NOBITS
@@ -1002,7 +1032,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                 RESERVED_SHARED, SHT_CUDA_MERC_SHARED, SHF_ALLOC | SHF_WRITE, 16 if info.gb10b_war_bytes else 1,
                 nobits_size=info.gb10b_war_bytes + tmem_bytes))
         c.note_headers[".note.nv.cuinfo"] = (CUINFO_NOTE_FLAGS_HOPPER, ".note.nv.tkinfo", ".nv.compat")
-    elif not relocatable:
+    elif not relocatable and not extensible:
         c.sections.insert(after_debug, Section(".nv.rel.action", SHT_CUDA_RELOCINFO, 0, 8, 8, _REL_ACTION))
     if bank4:
         c.reloc_sections.append(RelocSection(
@@ -1047,6 +1077,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
     if frame_relas:
         c.reloc_sections.append(RelocSection(".rela.debug_frame", ".debug_frame",
                                              list(reversed(frame_relas))))
+    if resolved:
+        c.reloc_sections.append(RelocSection(".nv.resolvedrela.debug_frame", ".debug_frame",
+                                             list(reversed(resolved))))
     return c
 
 

@@ -728,6 +728,15 @@ def _codegen_options(cl: CommandLine, maxrregcount: RegisterLimit | None, filena
         "suppress_debug_info": cl.flag("suppress-debug-info"),
         "ptx_text": last_text,   # `.nv_debug_ptx_txt` holds the last input file, as ptxas's does
         "compile_only": cl.flag("compile-only"),
+        # (ptxas ignores -Ofc under -g: _check_options warns)
+        "fast_compile": None if cl.flag("device-debug") else cl.get("Ofast-compile"),
+        # -ewp: an ET_EWP object (ignored with -c: _check_options warns)
+        "extensible": cl.flag("extensible-whole-program") and not cl.flag("compile-only"),
+        "tools_patch": cl.flag("compile-as-tools-patch"),
+        "preserve_relocs": cl.flag("preserve-relocs"),
+        # (ignored without -c, with -O0 and with -g: _check_options warns)
+        "clone_functions": (cl.get("enable-func-clone-sc") is True and cl.flag("compile-only")
+                            and cl.get("opt-level") != 0 and not cl.flag("device-debug")),
         "tool_args": tool_arguments(cl.recorded, cl.flag("device-debug")),
         "errbar_at_exit": cl.flag("make-errors-visible-at-exit"),
         "tool_object": (os.path.basename(cl.get("output-file", "elf.o"))
@@ -758,7 +767,9 @@ def _accepted_subset(fn, options: dict) -> dict:
 
 UNBOUNDED_STACK = 0xFFFFFFFF   # recursion: ptxas prints no cumulative stack size
 
-def function_report_order(module, compile_only: bool, debug: bool = False) -> tuple[list[str], dict[str, list[str]]]:
+def function_report_order(module, compile_only: bool, debug: bool = False,
+                          fast_compile: str | None = None,
+                          unoptimised: bool = False) -> tuple[list[str], dict[str, list[str]]]:
     """Where ptxas's -v reports the `.func`s: (those reported before the entries, each
     entry → those reported after it). Under -c the entries are among the first list, in the
     cubin's order (ptxas 13.5.37): the local functions, then the kernels and `.visible`/
@@ -777,13 +788,25 @@ def function_report_order(module, compile_only: bool, debug: bool = False) -> tu
         # the others after the last kernel, in declaration order
         visible = {f.name for f in module.functions() if f.kind == ".func" and ".visible" in f.linkage}
         return [n for n in funcs if n in visible], {entries[-1]: [n for n in funcs if n not in visible]}
+    if fast_compile in ("min", "mid", "max") and not compile_only and entries:
+        # -Ofc: every function out of line, in the cubin's order (codegen._compile_order)
+        from ptx2sass.inline import call_preorder
+        within = set(funcs) | set(entries)
+        return (call_preorder(entries, graph, within) if fast_compile == "max"
+                else call_postorder(entries[::-1], graph, within)), {}
     if compile_only:
-        # the local functions first, then the kernels and link targets (each group with
-        # the calls within it)
-        linked = {f.name for f in module.functions() if f.kind == ".entry" or
-                  {".visible", ".weak"} & set(f.linkage)}
+        # the local functions (and kernels without `.visible`) first, then the kernels and
+        # link targets (each group with the calls within it); -O0 / -Ofc max: the link
+        # targets and `.visible` kernels as defined, then the others as declared
+        # (codegen._compile_order and its -O0 positions)
+        linked = {f.name for f in module.functions() if {".visible", ".weak"} & set(f.linkage)}
         named_first = [n for n in dict.fromkeys(f.name for f in module.functions()) if n in graph]
-        return (call_postorder([n for n in named_first if n not in linked and n in funcs], graph)
+        own = [n for n in named_first if n not in linked and (n in funcs or n in entries)]
+        if unoptimised:
+            defined = [n for n in dict.fromkeys(f.name for f in module.functions() if f.body is not None)
+                       if n in linked]
+            return defined + own, {}
+        return (call_postorder(own, graph)
                 + call_postorder([n for n in named_first if n in linked], graph)), {}
     after = {}
     taken = None
@@ -1079,8 +1102,10 @@ def _verbose_lines(cubin, arch: str, module, limit: RegisterLimit | None, option
     from ptx2sass.encoder.cubin import read_cubin
     times = dict(options.get("time_report") or {})
     elapsed = (time.perf_counter() - started) * 1000
-    from ptx2sass.codegen import keeps_functions
-    functions = function_report_order(module, bool(options.get("compile_only")), keeps_functions(module, options))
+    from ptx2sass.codegen import is_debug
+    functions = function_report_order(module, bool(options.get("compile_only")), is_debug(module, options),
+                                      options.get("fast_compile"),
+                                      int(options.get("opt_level", 3)) == 0 or options.get("fast_compile") == "max")
     first = next((k.name for k in read_cubin(bytes(cubin)).kernels if k.is_entry), None)
     first = functions[0][0] if functions[0] else first
     if first is not None:

@@ -64,7 +64,7 @@ from ptx2sass.mma_quadpair import lower_quadpair_mma
 from ptx2sass.wmma import lower_wmma
 from ptx2sass.opt.dce import remove_dead_code
 from ptx2sass.opt.inline_marks import KEPT as INLINED_CALLS, take_inline_marks
-from ptx2sass.inline import call_postorder
+from ptx2sass.inline import call_postorder, call_preorder
 from ptx2sass.variables import (EXTERN_SHARED_ALIGN, KernelLayout, own_shared_alignments, Placement, debug_shared_layout, debug_shared_names,
                                 handle_references, linked_section_size,
                                 module_shared_variables,
@@ -732,7 +732,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
                                               info.const_relocation, _function_relocation(info, relocatable))
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
-    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers]
+    # (not the calls of the module's own functions kept out of line: -g, -Ofc)
+    own_calls = {at for at, name, *_ in text_relocations if name in (functions or {}) or name == fn.name}
+    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers
+                and 16 * k not in own_calls]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
     first_branch = next((16 * k + 16 for k, ins in enumerate(instructions)
@@ -837,7 +840,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     source = _debug_source(module, options or {}, filename)
     body_lines = source.body_line if source is not None else None
     full_debug = _full_debug(module, options or {})
-    mod_layout = module_layout(module, filename, relocatable, full_debug)
+    # -Ofc min/mid/max (whole program, ptxas 13.5.37): -g's variable layout (`.global`
+    # addresses from relocations in the code, the shared windows of `debug_shared_layout`)
+    fast_layout = not relocatable and (options or {}).get("fast_compile") in FAST_COMPILE_OUT_OF_LINE
+    mod_layout = module_layout(module, filename, relocatable, full_debug or fast_layout)
     kernels, codes = [], []
     # the opcodes each function has (as written): the rewrites and scans below that only
     # concern a few opcodes skip a function without them (one walk instead of one each)
@@ -874,7 +880,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if errbar_exits:
         for fn in module.functions:
             fn.attributes[ERRBAR_AT_EXIT] = "membar" if relocatable else "errbar"
-    if int((options or {}).get("opt_level", 3)) > 0 and not full_debug:     # -g: as written
+    unoptimised = (int((options or {}).get("opt_level", 3)) == 0
+                   or (options or {}).get("fast_compile") == "max")      # (-Ofc max: -O0's code)
+    if not unoptimised and not full_debug:     # -g: as written
         contract = str((options or {}).get("fmad", True)).lower() not in ("false", "0")
         verify = _flag((options or {}).get("verify_ir"))
         for fn in module.functions:
@@ -894,23 +902,27 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     # Out-of-line functions (recursive ones; the inliner removed the others) first: every
     # kernel that reaches one gets a copy of its code.
     out_of_line = {fn.name: fn for fn in module.functions if not fn.is_entry}
-    if full_debug:
+    # -Ofc: every function out of line in a whole program, as under -g
+    fast_out_of_line = not relocatable and any(abi.is_linkable(fn) for fn in module.functions)
+    if full_debug or fast_out_of_line:
         _place_jump_tables(module)
     pointers = abi.function_pointers(module)
-    if full_debug or relocatable:
+    pointer_calls = full_debug or relocatable or fast_out_of_line
+    if pointer_calls:
         pointers = debug_pointers(module, pointers)
     externs = {e.name: e for e in module.externs}
     reserved = info.reserved_shared_bytes
     # -g: each kernel's shared window holds the variables of the functions it reaches too
     # -c (with or without -g): shared variables are the linker's, named by relocations
     linked_shared = relocatable
-    shared_plan = debug_shared_layout(module, reserved) if full_debug and not linked_shared else None
+    shared_plan = (debug_shared_layout(module, reserved) if (full_debug or fast_layout) and not linked_shared
+                   else None)
     if linked_shared and full_debug:        # (-c -g: the variables' own names)
         debug_shared_names(module)
     windows, shared_reads = (shared_plan.windows, shared_plan.reads) if shared_plan else ({}, {})
     functions = {name: _compile_function(fn, info, filename,
                                          _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved,
-                                                                     relocatable=linked_shared, pointer_calls=full_debug or relocatable),
+                                                                     relocatable=linked_shared, pointer_calls=pointer_calls),
                                                        fn, windows, shared_reads),
                                          (options or {}).get("maxrregcount"), {**externs, **out_of_line},
                                          pointers, full_debug)
@@ -918,7 +930,12 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     linkable = {fn.name: fn for fn in module.functions if abi.is_linkable(fn)}
     externs.update(linkable)
     order = {fn.name: fn for fn in _compile_order(module.functions, linkable, relocatable,
-                                                  pointers if relocatable and not full_debug else {})}
+                                                  pointers if relocatable and not full_debug
+                                                  or options and options.get("fast_compile") else {},
+                                                  "tools_patch" if _flag((options or {}).get("tools_patch"))
+                                                  else (options or {}).get("fast_compile") if not relocatable
+                                                  else None,
+                                                  module.variables)}
     time_report = (options or {}).get("time_report")
     textures_before = 0         # texture slots of the kernels before (module_texture_slots)
     for fn in order.values():
@@ -927,7 +944,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             place_kernel_params(fn.params, info.param_base, info.params_aligned_in_bank)
         layout = _debug_window(kernel_layout(fn, module, mod_layout, filename, reserved, handle_refs[fn.name],
                                              textures_before if info.module_texture_slots else 0,
-                                             relocatable=linked_shared, pointer_calls=full_debug or relocatable),
+                                             relocatable=linked_shared, pointer_calls=pointer_calls),
                                fn, windows, shared_reads)
         if fn.is_entry:
             textures_before += sum(1 for n in handle_refs[fn.name]
@@ -937,7 +954,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
         # `_names_shared_first`): freed otherwise
         code = generate_kernel(fn, arch, filename, layout, (options or {}).get("maxrregcount"), functions,
                                pointers, externs, body_lines, full_debug, relocatable,
-                               release_ir=fn.is_entry and not (relocatable or pointers or full_debug))
+                               release_ir=fn.is_entry and not (relocatable or pointers or full_debug or fast_out_of_line))
         codes.append(code)
         spill_report = (options or {}).get("spill_report")
         if spill_report is not None:      # the command's -v and --warn-on-spills read it
@@ -957,7 +974,8 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
                                                    or code.setmaxnreg_diverged
                                               else 0 if full_debug and _branches_conditionally(code)
-                                              else 0 if relocatable and code.externs and _calls_and_diverges(fn, code)
+                                              else 0 if (relocatable or fast_out_of_line) and code.externs
+                                                   and _calls_and_diverges(fn, code)
                                               else None),
                               subfunctions=code.subfunctions,
                               barcount=code.num_barriers, cfa_program=code.cfa_program,
@@ -999,10 +1017,15 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     if not relocatable and any(not k.is_entry for k in kernels):
         _link_target_stacks(kernels, codes)
         _link_target_tables(kernels, codes)
-    if full_debug:      # ptxas -g writes the `.visible .func`s, then the kernels (each group
-        # in PTX order), then the other functions in declaration order (the builder reverses)
-        # (the kernels without `.visible` after the others)
+    if full_debug or relocatable and unoptimised:
+        # ptxas -g writes the `.visible .func`s, then the kernels (each group in PTX order),
+        # then the other functions in declaration order (the builder reverses) (the kernels
+        # without `.visible` after the kernels); -c -O0 and -c -Ofc max (ptxas 13.5.37): the
+        # `.visible`/`.weak` functions and `.visible` kernels in PTX order, then the others
         position = {fn.name: (0, i) if not fn.attributes.get(abi.LOCAL_FUNCTION) and not fn.is_entry
+                    else (2, fn.attributes.get(abi.DECLARED_AT, i))
+                    if not full_debug and fn.attributes.get(abi.LOCAL_ENTRY)
+                    else (0, i) if not full_debug and fn.is_entry
                     else (1, bool(fn.attributes.get(abi.LOCAL_ENTRY)), i) if fn.is_entry
                     else (2, fn.attributes.get(abi.DECLARED_AT, i))
                     for i, fn in enumerate(module.functions)}
@@ -1017,7 +1040,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             at = {n: i for i, n in enumerate(written)}
             pairs.sort(key=lambda kc: at[kc[0].name], reverse=True)
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
-    elif pointers and not relocatable:
+    elif pointers and not relocatable and not fast_out_of_line:
         # a module that takes a function's address: ptxas 13.5.37 puts its kernels (PTX
         # order) through `variables.alternating_merge_sort`, those that take an address or
         # call through a pointer as the larger key; the builder writes the result reversed
@@ -1028,6 +1051,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                                                 lambda n: n in special))}
         pairs = sorted(zip(kernels, codes), key=lambda kc: at[kc[0].name])
         kernels, codes = [k for k, _ in pairs], [c for _, c in pairs]
+    if _flag((options or {}).get("tools_patch")):
+        for k in kernels:
+            k.tools_patch = True
     target = real_target(module.target.split(",")[0].strip()) if module.target else arch
     debug_sections = []
     if source is not None:
@@ -1051,6 +1077,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     tool_object=(options or {}).get("tool_object") or "",
                                     var_relocations=mod_layout.relocations,
                                     relocatable=relocatable, extern_variables=mod_layout.extern_variables,
+                                    extensible=not relocatable and _flag((options or {}).get("extensible")),
+                                    preserve_relocs=_flag((options or {}).get("preserve_relocs")),
+                                    reserved_alias=not fast_layout,
                                     visible=mod_layout.visible, weak=mod_layout.weak,
                                     local_functions={fn.name for fn in module.functions
                                                      if fn.attributes.get(abi.LOCAL_FUNCTION)
@@ -1060,7 +1089,10 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     function_aliases=module.function_aliases,
                                     prototypes={e.name: abi.prototype_string(e) for e in
                                                 sorted(externs.values(), key=_declared_at)
-                                                if relocatable and not e.attributes.get(abi.LOCAL_FUNCTION)
+                                                if relocatable and (not e.attributes.get(abi.LOCAL_FUNCTION)
+                                                                    # (an address-taken local one: its
+                                                                    # string for the call graph, -c)
+                                                                    or pointers.get(e.name, 0) is None)
                                                 and (e.name in linkable or
                                                                     any(e.name in c.externs for c in codes))},
                                     ptx_target=arch if is_virtual_arch(target) else target,
@@ -1308,7 +1340,8 @@ def _declared_at(fn: ir.Function) -> int:
 
 
 def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function],
-                   relocatable: bool = False, taken: dict | None = None) -> list[ir.Function]:
+                   relocatable: bool = False, taken: dict | None = None,
+                   fast: str | None = None, variables: list = ()) -> list[ir.Function]:
     """ptxas's compile order of the kernels and link targets (the cubin lists them the other
     way round). Measured on ptxas 13.5.37 -c: the cubin's order is a depth-first postorder
     of the call graph that starts from the functions in reverse order of where their names
@@ -1324,19 +1357,52 @@ def _compile_order(functions: list[ir.Function], linkable: dict[str, ir.Function
     local = [fn for fn in compiled if is_local(fn)]
     first = sorted((fn for fn in compiled if not is_local(fn)), key=_declared_at)
     by_name = {fn.name: fn for fn in (*first, *linkable.values())}
-    graph = {name: [n for n in _called_names(fn, taken or {}) if n in linkable] for name, fn in by_name.items()}
+    named = set(linkable) | ({v.name for v in variables} if fast else set())
+    graph = {name: [n for n in _called_names(fn, taken or {}, named if fast else None) if n in named]
+             for name, fn in by_name.items()}
+    if fast in FAST_COMPILE_OUT_OF_LINE and not relocatable:
+        # -Ofc (measured on ptxas 13.5.37): the kernels in PTX order, min and mid each
+        # after a postorder of its calls (the last-called first), max each before its calls
+        # (a preorder, the first-called first); functions no kernel reaches are left out
+        roots = [fn.name for fn in first if fn.is_entry]
+        # (a function naming a variable whose initialiser holds function addresses reaches
+        # them, in the initialiser's order, where it names the variable)
+        held = {v.name: [name for _, name, _ in v.relocations if name in linkable] for v in variables}
+        for name in graph:
+            graph[name] = [c for n in graph[name] for c in ([n] if n in linkable else held.get(n, []))]
+        taken_roots = [fn.name for fn in sorted(linkable.values(), key=_declared_at) if fn.name in (taken or {})]
+        cubin = (call_preorder(roots + taken_roots, graph, set(linkable)) if fast == "max"
+                 else call_postorder(taken_roots[::-1] + roots[::-1], graph, set(linkable)))
+        return [by_name[n] for n in reversed(cubin)]
+    if (relocatable or fast == "tools_patch") and local:
+        # -c (and --compile-as-tools-patch): the local functions and kernels first, each group a postorder of the calls
+        # within it (-v reports them in this order too: cli.function_report_order)
+        own = {fn.name for fn in local}
+        by_name.update((fn.name, fn) for fn in local)
+        graph.update((fn.name, [n for n in _called_names(fn, taken or {}) if n in linkable])
+                     for fn in local)
+        locals_ = call_postorder([fn.name for fn in sorted(local, key=_declared_at)], graph, own)
+        if fast == "tools_patch":
+            # (--compile-as-tools-patch, 13.5.37: the link targets first, from the first
+            # declared, then the local functions)
+            cubin = call_postorder([fn.name for fn in first][::-1], graph, set(linkable) - own) + locals_
+        else:
+            cubin = locals_ + call_postorder([fn.name for fn in first], graph, set(linkable) - own)
+        return [by_name[n] for n in reversed(cubin)]
     postorder = call_postorder([fn.name for fn in first], graph, set(linkable))
     reached = set(postorder)
     return [by_name[n] for n in reversed(postorder)] + [fn for fn in sorted(local, key=_declared_at)
                                                          if fn.name not in reached]
 
 
-def _called_names(fn: ir.Function, taken: dict | None = None) -> list[str]:
+def _called_names(fn: ir.Function, taken: dict | None = None, named: set | None = None) -> list[str]:
     """The functions `fn` calls by name, in the order first called; with `taken`, those of
-    them whose address it names too, where first named."""
+    them whose address it names too, where first named; with `named`, also these names
+    (variables) where first named."""
+    wanted = set(taken or ()) | (named or set())
     out = [s.name for b in fn.blocks for ins in b.instrs
-           for s in ([ins.srcs[0]] if ins.opcode == "call" and ins.srcs else ins.srcs if taken else [])
-           if isinstance(s, ir.Symbol) and (ins.opcode == "call" or s.name in taken)]
+           for s in ([ins.srcs[0]] if ins.opcode == "call" and ins.srcs else ins.srcs if wanted else [])
+           if isinstance(s, ir.Symbol) and (ins.opcode == "call" or s.name in wanted)]
     return list(dict.fromkeys(out))
 
 
@@ -1436,10 +1502,38 @@ def _cluster_records(fn: ir.Function) -> list:
     return out
 
 
-def keeps_functions(tree, options: dict) -> bool:
-    """-g (or `.target debug`): ptxas keeps every `.func` out of line."""
+def is_debug(tree, options: dict) -> bool:
+    """-g, or `.target debug`."""
     target = getattr(tree, "target", None)
     return _flag(options.get("debug")) or (target is not None and "debug" in target.names)
+
+
+FAST_COMPILE_OUT_OF_LINE = ("min", "mid", "max")
+
+
+def keeps_functions(tree, options: dict) -> bool | str:
+    """Where ptxas 13.5.37 keeps every `.func` with a body out of line (its own text
+    section, called through the link-time convention): -g, -c and -Ofc min/mid/max (in
+    whole-program builds without them it inlines or calls a copy inside the kernel's text)."""
+    if (is_debug(tree, options) or options.get("fast_compile") in FAST_COMPILE_OUT_OF_LINE
+            or _flag(options.get("tools_patch"))):
+        return True
+    # -c: not yet where a local function holds a `brx.idx` table (ptxas relocates the
+    # table's place, `R_CUDA_CONST_FIELD21_38`, which we do not write): inlined as before
+    if not _flag(options.get("compile_only")) or _local_jump_tables(tree):
+        return False
+    # -c --enable-func-clone-sc: ptxas copies into the kernels the local functions only
+    # kernels reach, keeping out of line those a link target reaches
+    return "clone" if _flag(options.get("clone_functions")) else True
+
+
+def _local_jump_tables(tree) -> bool:
+    from ptx2sass.frontend.depth import deep_walks
+    from ptx2sass.inline import opcodes_in
+    with deep_walks():
+        return any("brx" in opcodes_in(f.body) for f in tree.functions()
+                   if f.kind == ".func" and f.body is not None and ".visible" not in f.linkage
+                   and ".weak" not in f.linkage)
 
 
 def _flag(value) -> bool:
@@ -1461,15 +1555,16 @@ def _lower(ptx: str, arch: str, filename: str, whole_program: bool):
     return lower_checked(module, whole_program), tree
 
 
-def lower_checked(module, whole_program: bool = True, keep_functions: bool = False) -> ir.Module:
+def lower_checked(module, whole_program: bool = True, keep_functions: bool | str = False) -> ir.Module:
     """A parsed and checked module → SSA IR: calls inlined but, under separate compilation,
     the `.visible .func`s other units may call, which stay functions of their own; with
-    `keep_functions` (-g, as ptxas -g does) every `.func` with a body stays one, called
-    through the link-time convention and given a text section of its own."""
+    `keep_functions` (`keeps_functions`: -g, -c, -Ofc) every `.func` with a body stays one,
+    called through the link-time convention and given a text section of its own ("clone":
+    those a link target reaches, the others inlined)."""
     from ptx2sass.aliases import function_aliases, resolve_aliases
     from ptx2sass.frontend.to_ssa import lower_module
     from ptx2sass.guard_branches import branch_around_expanded_guards
-    from ptx2sass.inline import inline_calls, linkable_functions, unreferenced_local_functions
+    from ptx2sass.inline import call_graph, inline_calls, linkable_functions, unreferenced_local_functions
     aliases = function_aliases(module)
     module = resolve_aliases(module)
     local = set()
@@ -1481,11 +1576,24 @@ def lower_checked(module, whole_program: bool = True, keep_functions: bool = Fal
             weak.add(f.name)
         if f.kind == ".entry" and f.body is not None and not {".visible", ".weak", ".extern"} & set(f.linkage):
             local_entries.add(f.name)
-    if keep_functions:
+    if keep_functions == "clone":
+        linkable = linkable_functions(module)
+        graph = call_graph(module)
+        work = list(linkable)
+        while work:
+            for callee in graph.get(work.pop(), ()):
+                if callee in graph and callee not in linkable:
+                    linkable.add(callee)
+                    work.append(callee)
+        local = {f.name for f in module.functions() if f.name in linkable
+                 and not {".visible", ".weak"} & set(f.linkage)} | unreferenced_local_functions(module)
+        linkable |= local
+    elif keep_functions:
         # (address-taken ones too, their addresses from relocations: `debug_pointers`, and
         # in initialisers `module_layout`)
         linkable = {f.name for f in module.functions() if f.kind == ".func" and f.body is not None}
-        local = {f.name for f in module.functions() if f.name in linkable and ".visible" not in f.linkage}
+        local = {f.name for f in module.functions() if f.name in linkable
+                 and not {".visible", ".weak"} & set(f.linkage)}
     elif whole_program:
         linkable = set()
     else:

@@ -636,6 +636,18 @@ def _call_targets(block: ast.Block):
             yield from _call_targets(st)
 
 
+def opcodes_in(block: ast.Block) -> set[str]:
+    """The opcodes of a body's instructions, nested blocks included."""
+    out, work = set(), [block]
+    while work:
+        for st in work.pop().statements:
+            if type(st) is ast.Instruction:
+                out.add(st.opcode)
+            elif type(st) is ast.Block:
+                work.append(st)
+    return out
+
+
 def call_graph(module: ast.Module) -> dict[str, list[str]]:
     """Every function with a body → the functions it calls by name, each once, in the order
     of their first call."""
@@ -668,6 +680,22 @@ def call_postorder(names: list[str], graph: dict[str, list[str]],
             else:
                 seen.add(callee)
                 stack.append((callee, iter(reversed(graph[callee]))))
+    return done
+
+
+def call_preorder(roots: list[str], graph: dict[str, list[str]], within: set[str]) -> list[str]:
+    """Each root, then depth first what it calls (in call order, each function once)."""
+    done: list[str] = []
+    seen: set[str] = set()
+    for root in roots:
+        stack = [root]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            done.append(name)
+            stack.extend(c for c in reversed(graph.get(name, ())) if c in within and c not in seen)
     return done
 
 

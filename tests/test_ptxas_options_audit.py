@@ -9,19 +9,9 @@ import pytest
 
 from tools import ptxas_options_audit as audit
 
-# Rows that differ on purpose or for want of a feature (docs/STATUS.md, branch cli35).
+# Rows that differ on purpose or for want of a feature (docs/STATUS.md, branches cli35, cli36).
 KNOWN = {
-    # ptxas's fast-compile and cloning options change its own inlining: tuning, taken and ignored
-    **{f"{s}": "ptxas keeps `twice` out of line" for s in (
-        "--Ofast-compile=min", "-Ofc min", "--Ofast-compile=mid", "-Ofc mid",
-        "--Ofast-compile=max", "-Ofc max", "-c --enable-func-clone-sc=true")},
-    "--extensible-whole-program": "ET_EWP objects are not written",
-    "-ewp": "ET_EWP objects are not written",
-    "--preserve-relocs": "`.nv.resolvedrela.*` sections and `_param` symbols are not written",
     "--sanitize=memcheck": "no instrumentation",
-    # functions alone: ptxas compiles each (ABI return, its own text and symbol), we none
-    "--compile-as-tools-patch (functions only)": "tools-patch code is not written",
-    "-astoolspatch (functions only)": "tools-patch code is not written",
     **{f"-arch={a}": "no code generator for sm_107 yet" for a in ("sm_107", "sm_107a", "sm_107f")},
 }
 
