@@ -1658,6 +1658,34 @@ def test_u32_conversion_of_abs_of_int_min_is_two_to_the_31(arch):
     assert _run_both(U32_CVT_OF_AN_ABS, [0xFFFFFFF9], arch=arch) == [[0x40E00000], [0x40E00000]]
 
 
+U64_SATURATE_OF_AN_ABS = HEAD + """
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %d<4>;
+    ld.param.u64 %d0, [out];
+    ld.param.u64 %d1, [in];
+    ld.global.u32 %r1, [%d1];
+    abs.s32 %r2, %r1;
+    cvt.sat.u64.s32 %d2, %r2;
+    st.global.u64 [%d0], %d2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_saturating_u64_widening_of_abs_of_int_min_is_zero(arch):
+    """`abs.s32` of 0x80000000 is 0x80000000 (the most negative value stays), an s32 below
+    zero, which `cvt.sat.u64.s32` clamps to 0. ptxas 13.5.37 takes the IABS result as never
+    negative and zero-extends it: 2^31. Other values widen alike. Branch fuzz36, seed
+    48200467 (sm_90a, `cvt.sat.u64.s32`: ours 0, ptxas 0x80000000)."""
+    ours, theirs = _run_both(U64_SATURATE_OF_AN_ABS, [0x80000000], out_words=1, dtype=np.uint64, arch=arch)
+    assert ours == [0]
+    assert theirs == [0x80000000]
+    assert _run_both(U64_SATURATE_OF_AN_ABS, [0xFFFFFFF9], dtype=np.uint64, arch=arch) == [[7], [7]]
+
+
 def _bfe_s32(a: int, pos: int, length: int) -> int:
     """PTX ISA, bfe.s32: bits pos.. of a, len of them, sign-extended from the last one
     taken (bit min(pos + len - 1, 31)); pos and len are the low bytes of their operands."""

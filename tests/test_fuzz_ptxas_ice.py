@@ -70,3 +70,40 @@ def test_campaign_seed_is_a_ptxas_ice():
     assert out.cls == "ptxas_ice", (out.sig, out.detail)
     assert out.sig == "ptxas_ice: ptxas fatal : (C7907) Internal compiler error."
     assert out.ours.get("instructions") and not out.ours.get("hazards")
+
+
+CNOT_SHIFT = (ROOT / "tests/ptxas_ice/cnot_shift_of_shr16_s48100373.ptx").read_text()
+
+
+def _segfaults(text: str, arch: str) -> bool:
+    try:
+        oracle.ptxas(text, arch)
+    except oracle.OracleFailed as e:
+        return "crashed with signal" in str(e)
+    return False
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90", "sm_100", "sm_120"])
+def test_ptxas_crashes_on_a_cnot_shift_of_a_16bit_shr(arch):
+    """ptxas 13.5.37 (fuzz36, sm_80 seed 48100373): `cnot.b32` as the shift amount of a
+    logical `shr.b16`/`shr.u16` whose result is read only where a `bra.uni` skips. It compiles
+    with `shr.s16`, with `not.b32` or an immediate shift, or with a plain `bra`."""
+    assert _segfaults(CNOT_SHIFT, arch)
+    assert _segfaults(CNOT_SHIFT.replace("shr.b16 %h0", "shr.u16 %h0"), arch)
+    for old, new in (("shr.b16 %h0", "shr.s16 %h0"), ("cnot.b32", "not.b32"),
+                     ("shr.b16 %h0, %h0, %r2;", "shr.b16 %h0, %h0, 1;"), ("bra.uni $L", "bra $L")):
+        variant = CNOT_SHIFT.replace(old, new)
+        assert variant != CNOT_SHIFT
+        assert oracle.ptxas(variant, arch).ok, (old, new)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90", "sm_120"])
+def test_ptx2sass_compiles_the_cnot_shift_program(arch):
+    """Ours compiles it and computes the manual's values: cnot(0) = 1 shifts 0x8001 to 0x4000,
+    cnot(5) = 0 keeps it; a taken branch leaves the 7."""
+    from ptx2sass.emu.launch import run
+    cubin = ptx2sass.compile(CNOT_SHIFT, arch)
+    for a, b, c, want in ((0, 0, 0x8001, 0x4000), (5, 0, 0x8001, 0x8001), (0, 1, 0x8001, 7)):
+        out = np.zeros(1, np.uint32)
+        res = run(cubin, "k", (1,), (1,), [out, np.uint32(a), np.uint32(b), np.uint16(c)], hazard_check=True)
+        assert int(out[0]) == want and not res.hazards

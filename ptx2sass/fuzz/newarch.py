@@ -79,6 +79,21 @@ MAXNREG_CHOICES = (64, 128, 168, 232, 240)
 CLUSTER_SHAPES = ((2, 1, 1), (2, 1, 1), (4, 1, 1))
 
 
+# ptxas 13.5.37 writes `cp.async.bulk.shared::cluster.global` as a system call (a CALL.ABS
+# listed in EIATTR_SYSCALL_OFFSETS) on these targets, and a system call needs the ABI that a
+# `.func` with two results turns off: "'Indirect Functions or Extern Functions' requires ABI"
+# (fuzz36, sm_121a seed 48300028; sm_120 alike; sm_90a, sm_100a, sm_103a and sm_110a compile it)
+BULK_CLUSTER_COPY_SYSCALL_SM = frozenset({120, 121})
+
+
+def bulk_cluster_copy_is_a_syscall(arch: str | None) -> bool:
+    """Whether ptxas makes the global -> shared::cluster bulk copy a system call on `arch`."""
+    if arch is None:
+        return False
+    from ptx2sass.encoder.arch import target
+    return target(arch).sm in BULK_CLUSTER_COPY_SYSCALL_SM
+
+
 def own_target(arch: str | None) -> bool:
     """Whether programs for `arch` are written for `arch` itself (sm_90 and newer)."""
     if arch is None:

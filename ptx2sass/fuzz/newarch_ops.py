@@ -168,9 +168,14 @@ def op_bulk(g, ctx):
         else:
             text += (f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{mb}], 16;\n"
                      f"mbarrier.arrive.shared::cta.b64 {st}, [{mb}];\n")
-        text += (f"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$sq], [$inp], 16, [{mb}];\n"
+        # the CTA's own shared window where ptxas would make the cluster copy a system call
+        # that a two-result `.func` (no ABI) rules out (newarch.BULK_CLUSTER_COPY_SYSCALL_SM)
+        from ptx2sass.fuzz.newarch import bulk_cluster_copy_is_a_syscall
+        space = "shared::cta" if bulk_cluster_copy_is_a_syscall(g.arch) and \
+            any(len(f.rets) > 1 for f in g.funcs) else "shared::cluster"
+        key = f"cp.async.bulk.{space}.global.mbarrier::complete_tx::bytes"
+        text += (f"{key} [$sq], [$inp], 16, [{mb}];\n"
                  f"$lbl0:\nmbarrier.try_wait.parity.shared::cta.b64 {p}, [{mb}], 0;\n@!{p} bra $lbl0;\n")
-        key = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
         tail = f"\nmbarrier.inval.shared::cta.b64 [{mb}];"
         ds = [b.dst("b32") for _ in range(n)]
         if n == 1:

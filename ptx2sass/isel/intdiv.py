@@ -14,6 +14,17 @@ from ptx2sass.isel.common import NOT_PT, PT, RZ, _bits, _signed
 from ptx2sass.mir import COPY, IMPLICIT_DEF, VOp
 
 NOT_B = 0x33          # LOP3 truth table of ~b over (a, b, c)
+
+
+def divisor_key(d):
+    """What identifies a divisor in the keys of shared reciprocals and quotients: a
+    constant's value and a value's id apart (a constant 96 and the value numbered 96 once
+    shared one reciprocal: fuzz36, sm_90a seed 48200369), None for anything else."""
+    if isinstance(d, ir.Const):
+        return ("const", d.value)
+    if isinstance(d, ir.Value):
+        return ("value", d.id)
+    return None
 XOR_AB = 0x3C         # a ^ b
 
 
@@ -43,8 +54,7 @@ class IntDivision:
             constant = constant - (1 << 32) if signed and constant >> 31 else constant
             if constant == 0 or constant == -(1 << 31):
                 constant = None
-        key = (id(self.current), ty, divisor.value if isinstance(divisor, ir.Const) else
-               divisor.id if isinstance(divisor, ir.Value) else None)
+        key = (id(self.current), ty, divisor_key(divisor))
         # a loop-invariant divisor's reciprocal is computed before the loop, as ptxas does
         hoist = self.hoist_target([divisor]) if key[2] is not None else None
         recip_key = (("before", id(hoist)),) + key[1:] if hoist is not None else key
@@ -123,8 +133,7 @@ class IntDivision:
                 for i in b.instrs:
                     if i.opcode in ("div", "rem") and i.type and ir.TYPES[i.type][0] in "su" \
                             and isinstance(i.srcs[0], ir.Value):
-                        d = i.srcs[1]
-                        dk = d.value if isinstance(d, ir.Const) else d.id if isinstance(d, ir.Value) else None
+                        dk = divisor_key(i.srcs[1])
                         seen.setdefault((i.srcs[0].id, dk, i.type), set()).add(i.opcode)
             self.divrem_pairs = {k for k, ops in seen.items() if len(ops) == 2}
         return (dividend, divisor, ty) in self.divrem_pairs
@@ -251,7 +260,7 @@ class IntDivision:
         n, d = ins.srcs
         if not isinstance(n, ir.Value):
             return None
-        dk = d.value if isinstance(d, ir.Const) else d.id if isinstance(d, ir.Value) else None
+        dk = divisor_key(d)
         if dk is None or not self.divides_both(n.id, dk, ins.type):
             return None
         return (id(self.current), ins.type, dk, n.id)
