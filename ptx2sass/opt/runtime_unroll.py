@@ -46,9 +46,17 @@ MAX_COST = 48
 # what a body may hold to be copied: pure operations and memory accesses (no calls, barriers
 # or warp collectives: copies of one iteration run in different blocks for different threads)
 # Operations selected as long sequences (division, roots, transcendentals) make each copy
-# large: the real-world corpus's softmax_rows grew from 766 to 3394 instructions.
+# large: the real-world corpus's softmax_rows grew from 766 to 3394 instructions. Their f32
+# `.approx.ftz` forms (and `tanh.approx`) are one MUFU, with at most a multiply, and ptxas
+# copies such bodies (fused_fast's Welford loop, `div.approx.ftz.f32`, sm_89: 4 copies).
 EXPANDED = frozenset({"div", "rem", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh"})
 BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red"}
+
+
+def _single_unit_op(ins: ir.Instr) -> bool:
+    """Whether an EXPANDED operation is one of its short forms (a MUFU)."""
+    return (ins.opcode in EXPANDED and ins.type == "f32" and "approx" in ins.modifiers
+            and ("ftz" in ins.modifiers or ins.opcode == "tanh"))
 # the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
 # register or by a multiply as they are, and those whose body stores, reduces or
 # atomically updates the space it loads from: the next copy's loads would wait anyway)
@@ -114,7 +122,7 @@ def _shape(fn: ir.Function, h: ir.Block):
     if _trip_count(h, pre, back, None if back is h else back, MAX_SIMULATED) is not None:
         return None             # counted: `unroll_counted_loops` decided its copies (ptxas's)
     body = h.instrs[:-1]
-    if any(i.opcode not in BODY_OPCODES for i in body):
+    if any(i.opcode not in BODY_OPCODES and not _single_unit_op(i) for i in body):
         return None
     loads = {i.space for i in body if i.opcode in ("ld", "ldu")}
     if not _varying_load(h) or any(is_strong_load(i) for i in body):
