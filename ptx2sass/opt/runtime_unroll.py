@@ -32,6 +32,7 @@ from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded
 from ptx2sass.opt.uses import substitute
 
 ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
+MUFU_FORMS = True             # switch for A/B runs: `_single_unit_op` bodies copied
 COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1;
                               # spmv_ell's NVVM-unrolled 4 steps: 16 per exit test)
 # ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
@@ -55,7 +56,7 @@ BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "
 
 def _single_unit_op(ins: ir.Instr) -> bool:
     """Whether an EXPANDED operation is one of its short forms (a MUFU)."""
-    return (ins.opcode in EXPANDED and ins.type == "f32" and "approx" in ins.modifiers
+    return (MUFU_FORMS and ins.opcode in EXPANDED and ins.type == "f32" and "approx" in ins.modifiers
             and ("ftz" in ins.modifiers or ins.opcode == "tanh"))
 # the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
 # register or by a multiply as they are, and those whose body stores, reduces or
