@@ -316,3 +316,58 @@ def test_copied_pointer_steps_are_one_add(arch):
     theirs = _instructions(sass_listing(oracle.ptxas(ptx, arch=arch).output))
     ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
     assert steps(_instructions(sass_listing(ours))) == steps(theirs)
+
+
+def _mufu_loop(form: str, multiplies: int) -> str:
+    """A do-while loop of one load and two `form` operations on distinct run-time inputs
+    (divisions by run-time divisors), each added into the sum, then `multiplies` multiplies."""
+    two = form.startswith("div")
+    ops = [f"{form} %f20, %f10{', %f1' if two else ''};", f"{form} %f21, %f1{', %f10' if two else ''};"]
+    body = ["ld.global.f32 %f10, [%rd5];", *ops, "add.f32 %f1, %f1, %f20;", "add.f32 %f1, %f1, %f21;"]
+    body += ["mul.f32 %f1, %f1, %f2;"] * multiplies
+    return _loop_kernel("\n".join(body), "add.s64 %rd5, %rd5, 128;")
+
+
+# (form, the most multiplies with which ptxas 13.5 copies _mufu_loop on sm_89): MUFU_COST's
+# figures come from these boundaries; each is checked on both sides
+MUFU_BOUNDS = [("div.approx.ftz.f32", 38), ("div.approx.f32", 28), ("div.full.f32", 18),
+               ("rcp.approx.f32", 28), ("sqrt.approx.ftz.f32", 40), ("ex2.approx.f32", 30),
+               ("lg2.approx.ftz.f32", 40), ("tanh.approx.f32", 40)]
+
+
+@pytest.mark.parametrize("form,most", MUFU_BOUNDS)
+def test_bodies_with_mufu_forms_copied_as_ptxas(form, most):
+    """Loads per exit test = ptxas's on both sides of its budget for a body holding an
+    f32 approximate (or full-range) division, reciprocal, root or transcendental."""
+    for m, copied in ((most, True), (most + 1, False)):
+        ptx = _mufu_loop(form, m)
+        theirs = _loads_per_exit_test(oracle.ptxas(ptx).output)
+        assert theirs == (4 if copied else 1), (form, m, theirs)
+        assert _loads_per_exit_test(_ours(ptx)) == theirs, (form, m)
+
+
+def test_welford_loop_outputs_equal_ptxas():
+    """A Welford step (`div.approx.ftz.f32` by the running count), copied 4 times as ptxas's:
+    outputs bit-equal to ptxas's for trip counts 1..9 on one warp, no hazards."""
+    body = """ld.global.nc.f32 %f10, [%rd5];
+sub.ftz.f32 %f11, %f10, %f3;
+add.ftz.f32 %f4, %f4, 0f3F800000;
+div.approx.ftz.f32 %f12, %f11, %f4;
+add.ftz.f32 %f3, %f3, %f12;
+sub.ftz.f32 %f13, %f10, %f3;
+fma.rn.ftz.f32 %f1, %f11, %f13, %f1;"""
+    ptx = _loop_kernel(body, "add.s64 %rd5, %rd5, 128;").replace(
+        "mov.u32 %r3, 0;", "mov.u32 %r3, 0; mov.f32 %f3, 0f00000000; mov.f32 %f4, 0f00000000;")
+    ours, theirs = _ours(ptx), oracle.ptxas(ptx).output
+    assert _loads_per_exit_test(ours) == _loads_per_exit_test(theirs) == 4
+    rng = np.random.default_rng(361)
+    for n in (1, 2, 3, 4, 5, 7, 9):
+        data = rng.standard_normal(32 * 10 + THREADS).astype(np.float32)
+        outs = []
+        for cubin in (ours, theirs):
+            out = np.full(THREADS, np.nan, np.float32)
+            res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), np.zeros(1, np.float32),
+                      np.zeros(1, np.float32), np.uint32(n)], hazard_check=cubin is ours)
+            assert not res.hazards, [str(h) for h in res.hazards[:3]]
+            outs.append(out)
+        assert outs[0].tobytes() == outs[1].tobytes(), n
