@@ -371,3 +371,32 @@ fma.rn.ftz.f32 %f1, %f11, %f13, %f1;"""
             assert not res.hazards, [str(h) for h in res.hazards[:3]]
             outs.append(out)
         assert outs[0].tobytes() == outs[1].tobytes(), n
+
+
+def test_loops_storing_beside_read_only_loads_copied_as_ptxas():
+    """`y[i] = (x[i] - m) * g[i]`: with `ld.global.nc` loads (memory read-only while the
+    kernel runs, no store aliases it) ptxas copies the body beside its stores; loads per exit
+    test = ptxas's, and the copied loop's outputs = ptxas's, no hazards."""
+    ld = "ld.global.nc.f32"
+    body = f"""{ld} %f10, [%rd5];
+{ld} %f11, [%rd7];
+sub.f32 %f12, %f10, %f2;
+mul.f32 %f13, %f12, %f11;
+st.global.f32 [%rd2], %f13;
+add.s64 %rd2, %rd2, 128;
+add.s64 %rd7, %rd7, 128;"""
+    ptx = _loop_kernel(body, "add.s64 %rd5, %rd5, 128;")
+    ours, theirs = _ours(ptx), oracle.ptxas(ptx).output
+    assert _loads_per_exit_test(ours) == _loads_per_exit_test(theirs) == 8
+    rng = np.random.default_rng(362)
+    for n in (1, 3, 4, 5, 9):
+        x = rng.standard_normal(32 * 10 + THREADS).astype(np.float32)
+        g = rng.standard_normal(32 * 10 + THREADS).astype(np.float32)
+        outs = []
+        for cubin in (ours, theirs):
+            out = np.zeros(32 * 10 + THREADS, np.float32)
+            res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, x.copy(), np.zeros(1, np.float32), g.copy(),
+                      np.uint32(n)], hazard_check=cubin is ours)
+            assert not res.hazards, [str(h) for h in res.hazards[:3]]
+            outs.append(out)
+        assert outs[0].tobytes() == outs[1].tobytes(), n

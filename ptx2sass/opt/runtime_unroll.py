@@ -64,6 +64,7 @@ MUFU_COST = {
     ("cos", "approx", True): 1, ("tanh", "approx", False): 1,
 }
 MUFU_FORMS = True             # switch for A/B runs: bodies with MUFU_COST forms copied
+NC_UNORDERED = True           # switch for A/B runs: `ld.global.nc` loads beside stores copied
 BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red"}
 
 # the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
@@ -141,7 +142,9 @@ def _shape(fn: ir.Function, h: ir.Block):
     body = h.instrs[:-1]
     if any(i.opcode not in BODY_OPCODES and _mufu_cost(i) is None for i in body):
         return None
-    loads = {i.space for i in body if i.opcode in ("ld", "ldu")}
+    # `ld.global.nc` reads memory that is read-only while the kernel runs: no store aliases it
+    loads = {i.space for i in body if i.opcode in ("ld", "ldu")
+             and not (NC_UNORDERED and i.opcode == "ld" and "nc" in i.modifiers)}
     if not _varying_load(h) or any(is_strong_load(i) for i in body):
         return None             # nothing to keep in flight (volatile/strong loads run in order)
     writes = {i.space for i in body if i.opcode in ("st", "atom", "red")}
