@@ -89,7 +89,8 @@ LOOPS = {
     "volatile": ("mov.u32 %r3, 0;\nsetp.lt.s32 %p0, %r2, 1;\n@%p0 bra END;\n",
                  "ld.volatile.global.u32 %r16, [%rd2+8];\nadd.u32 %r5, %r5, %r16;\n"
                  "add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p1, %r3, %r2;\n@%p1 bra LOOP;\n"),
-    # a long expansion (ex2) in the body: left alone (the real-world softmax_rows grew 4x)
+    # ex2.approx.f32 (a MUFU with fix-ups, cost 6 in ptxas's budget) in the body: copied, as
+    # ptxas copies it (4 loads per exit test, sm_89); `div.rn` bodies are not (softmax_rows)
     "expansion": ("mov.u32 %r3, 0;\nsetp.lt.s32 %p0, %r2, 1;\n@%p0 bra END;\n",
                   "ex2.approx.f32 %r17, %r8;\nxor.b32 %r5, %r5, %r17;\n"
                   "add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p1, %r3, %r2;\n@%p1 bra LOOP;\n"),
@@ -154,7 +155,7 @@ def _unrolled_blocks(ptx: str) -> int:
 
 @pytest.mark.parametrize("name,unrolled", [("lt_s32", 1), ("down_s32", 1), ("ne_u32_wrap", 1),
                                            ("lo_u32_store_red", 0), ("step_register", 0), ("doubling", 0),
-                                           ("st_shared", 1), ("volatile", 0), ("expansion", 0),
+                                           ("st_shared", 1), ("volatile", 0), ("expansion", 1),
                                            ("exit_on_load", 0)])
 def test_which_loops_are_unrolled(name, unrolled):
     assert _unrolled_blocks(_ptx(name)) == unrolled
@@ -316,3 +317,87 @@ def test_copied_pointer_steps_are_one_add(arch):
     theirs = _instructions(sass_listing(oracle.ptxas(ptx, arch=arch).output))
     ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
     assert steps(_instructions(sass_listing(ours))) == steps(theirs)
+
+
+def _mufu_loop(form: str, multiplies: int) -> str:
+    """A do-while loop of one load and two `form` operations on distinct run-time inputs
+    (divisions by run-time divisors), each added into the sum, then `multiplies` multiplies."""
+    two = form.startswith("div")
+    ops = [f"{form} %f20, %f10{', %f1' if two else ''};", f"{form} %f21, %f1{', %f10' if two else ''};"]
+    body = ["ld.global.f32 %f10, [%rd5];", *ops, "add.f32 %f1, %f1, %f20;", "add.f32 %f1, %f1, %f21;"]
+    body += ["mul.f32 %f1, %f1, %f2;"] * multiplies
+    return _loop_kernel("\n".join(body), "add.s64 %rd5, %rd5, 128;")
+
+
+# (form, the most multiplies with which ptxas 13.5 copies _mufu_loop on sm_89): MUFU_COST's
+# figures come from these boundaries; each is checked on both sides
+MUFU_BOUNDS = [("div.approx.ftz.f32", 38), ("div.approx.f32", 28), ("div.full.f32", 18),
+               ("rcp.approx.f32", 28), ("sqrt.approx.ftz.f32", 40), ("ex2.approx.f32", 30),
+               ("lg2.approx.ftz.f32", 40), ("tanh.approx.f32", 40)]
+
+
+@pytest.mark.parametrize("form,most", MUFU_BOUNDS)
+def test_bodies_with_mufu_forms_copied_as_ptxas(form, most):
+    """Loads per exit test = ptxas's on both sides of its budget for a body holding an
+    f32 approximate (or full-range) division, reciprocal, root or transcendental."""
+    for m, copied in ((most, True), (most + 1, False)):
+        ptx = _mufu_loop(form, m)
+        theirs = _loads_per_exit_test(oracle.ptxas(ptx).output)
+        assert theirs == (4 if copied else 1), (form, m, theirs)
+        assert _loads_per_exit_test(_ours(ptx)) == theirs, (form, m)
+
+
+def test_welford_loop_outputs_equal_ptxas():
+    """A Welford step (`div.approx.ftz.f32` by the running count), copied 4 times as ptxas's:
+    outputs bit-equal to ptxas's for trip counts 1..9 on one warp, no hazards."""
+    body = """ld.global.nc.f32 %f10, [%rd5];
+sub.ftz.f32 %f11, %f10, %f3;
+add.ftz.f32 %f4, %f4, 0f3F800000;
+div.approx.ftz.f32 %f12, %f11, %f4;
+add.ftz.f32 %f3, %f3, %f12;
+sub.ftz.f32 %f13, %f10, %f3;
+fma.rn.ftz.f32 %f1, %f11, %f13, %f1;"""
+    ptx = _loop_kernel(body, "add.s64 %rd5, %rd5, 128;").replace(
+        "mov.u32 %r3, 0;", "mov.u32 %r3, 0; mov.f32 %f3, 0f00000000; mov.f32 %f4, 0f00000000;")
+    ours, theirs = _ours(ptx), oracle.ptxas(ptx).output
+    assert _loads_per_exit_test(ours) == _loads_per_exit_test(theirs) == 4
+    rng = np.random.default_rng(361)
+    for n in (1, 2, 3, 4, 5, 7, 9):
+        data = rng.standard_normal(32 * 10 + THREADS).astype(np.float32)
+        outs = []
+        for cubin in (ours, theirs):
+            out = np.full(THREADS, np.nan, np.float32)
+            res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), np.zeros(1, np.float32),
+                      np.zeros(1, np.float32), np.uint32(n)], hazard_check=cubin is ours)
+            assert not res.hazards, [str(h) for h in res.hazards[:3]]
+            outs.append(out)
+        assert outs[0].tobytes() == outs[1].tobytes(), n
+
+
+def test_loops_storing_beside_read_only_loads_copied_as_ptxas():
+    """`y[i] = (x[i] - m) * g[i]`: with `ld.global.nc` loads (memory read-only while the
+    kernel runs, no store aliases it) ptxas copies the body beside its stores; loads per exit
+    test = ptxas's, and the copied loop's outputs = ptxas's, no hazards."""
+    ld = "ld.global.nc.f32"
+    body = f"""{ld} %f10, [%rd5];
+{ld} %f11, [%rd7];
+sub.f32 %f12, %f10, %f2;
+mul.f32 %f13, %f12, %f11;
+st.global.f32 [%rd2], %f13;
+add.s64 %rd2, %rd2, 128;
+add.s64 %rd7, %rd7, 128;"""
+    ptx = _loop_kernel(body, "add.s64 %rd5, %rd5, 128;")
+    ours, theirs = _ours(ptx), oracle.ptxas(ptx).output
+    assert _loads_per_exit_test(ours) == _loads_per_exit_test(theirs) == 8
+    rng = np.random.default_rng(362)
+    for n in (1, 3, 4, 5, 9):
+        x = rng.standard_normal(32 * 10 + THREADS).astype(np.float32)
+        g = rng.standard_normal(32 * 10 + THREADS).astype(np.float32)
+        outs = []
+        for cubin in (ours, theirs):
+            out = np.zeros(32 * 10 + THREADS, np.float32)
+            res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, x.copy(), np.zeros(1, np.float32), g.copy(),
+                      np.uint32(n)], hazard_check=cubin is ours)
+            assert not res.hazards, [str(h) for h in res.hazards[:3]]
+            outs.append(out)
+        assert outs[0].tobytes() == outs[1].tobytes(), n

@@ -46,13 +46,39 @@ MAX_COST = 48
 # what a body may hold to be copied: pure operations and memory accesses (no calls, barriers
 # or warp collectives: copies of one iteration run in different blocks for different threads)
 # Operations selected as long sequences (division, roots, transcendentals) make each copy
-# large: the real-world corpus's softmax_rows grew from 766 to 3394 instructions.
+# large: the real-world corpus's softmax_rows grew from 766 to 3394 instructions (its loop
+# divides with `div.rn`, which ptxas does not copy either). Their f32 `.approx` and `.full`
+# forms are a MUFU with at most a few fix-ups, and ptxas copies such bodies; their cost in its
+# budget (sm_89, measured as MAX_COST's boundary moves with two of them in a one-load body):
+# (opcode, rounding, ftz) -> cost. fused_fast's Welford loop (`div.approx.ftz.f32`) is one.
 EXPANDED = frozenset({"div", "rem", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh"})
+MUFU_COST = {
+    ("div", "approx", True): 2, ("div", "approx", False): 7,
+    ("div", "full", True): 8, ("div", "full", False): 12,
+    ("rcp", "approx", True): 1, ("rcp", "approx", False): 7,
+    ("sqrt", "approx", True): 1, ("sqrt", "approx", False): 6,
+    ("rsqrt", "approx", True): 1, ("rsqrt", "approx", False): 6,
+    ("ex2", "approx", True): 1, ("ex2", "approx", False): 6,
+    ("lg2", "approx", True): 1, ("lg2", "approx", False): 6,
+    ("sin", "approx", True): 1, ("sin", "approx", False): 1,
+    ("cos", "approx", True): 1, ("tanh", "approx", False): 1,
+}
+MUFU_FORMS = True             # switch for A/B runs: bodies with MUFU_COST forms copied
+NC_UNORDERED = True           # switch for A/B runs: `ld.global.nc` loads beside stores copied
 BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red"}
+
 # the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
 # register or by a multiply as they are, and those whose body stores, reduces or
 # atomically updates the space it loads from: the next copy's loads would wait anyway)
 SLICE_OPCODES = frozenset({"add", "sub", "setp", "mov", "cvt", "and", "or", "xor", "not"})
+
+
+def _mufu_cost(ins: ir.Instr) -> int | None:
+    """ptxas's budget cost of an EXPANDED f32 form it copies (MUFU_COST), else None."""
+    if not MUFU_FORMS or ins.opcode not in EXPANDED or ins.type != "f32":
+        return None
+    kind = "approx" if "approx" in ins.modifiers else "full" if "full" in ins.modifiers else None
+    return MUFU_COST.get((ins.opcode, kind, "ftz" in ins.modifiers))
 
 
 def _phi_value(phi: ir.Phi, block: ir.Block):
@@ -114,9 +140,11 @@ def _shape(fn: ir.Function, h: ir.Block):
     if _trip_count(h, pre, back, None if back is h else back, MAX_SIMULATED) is not None:
         return None             # counted: `unroll_counted_loops` decided its copies (ptxas's)
     body = h.instrs[:-1]
-    if any(i.opcode not in BODY_OPCODES for i in body):
+    if any(i.opcode not in BODY_OPCODES and _mufu_cost(i) is None for i in body):
         return None
-    loads = {i.space for i in body if i.opcode in ("ld", "ldu")}
+    # `ld.global.nc` reads memory that is read-only while the kernel runs: no store aliases it
+    loads = {i.space for i in body if i.opcode in ("ld", "ldu")
+             and not (NC_UNORDERED and i.opcode == "ld" and "nc" in i.modifiers)}
     if not _varying_load(h) or any(is_strong_load(i) for i in body):
         return None             # nothing to keep in flight (volatile/strong loads run in order)
     writes = {i.space for i in body if i.opcode in ("st", "atom", "red")}
@@ -136,6 +164,8 @@ def _cost(h: ir.Block) -> int:
     def weight(ins):
         if ins.opcode in ("ld", "ldu"):
             return 2
+        if ins.opcode in EXPANDED:
+            return _mufu_cost(ins)
         if ins.opcode == "add" and ins.type in ("s64", "u64", "b64"):
             return 0
         if ins.opcode == "mad" and "wide" in ins.modifiers and not any(
