@@ -17,6 +17,26 @@ U32, U64 = np.uint32, np.uint64
 LANE = np.arange(LANES, dtype=np.int64)
 
 
+def shfl_source(mode: str, lane, b, c):
+    """(source lane, in range) per lane id `lane` for SHFL's mode, shift/index `b` (0..31) and
+    c = segment mask << 8 | clamp; a lane out of range reads its own lane."""
+    clamp, seg = c & 31, (c >> 8) & 31
+    max_lane = (lane & seg) | (clamp & ~seg)
+    if mode == "UP":
+        j = lane - b
+        ok = j >= max_lane
+    elif mode == "DOWN":
+        j = lane + b
+        ok = j <= max_lane
+    elif mode == "BFLY":
+        j = lane ^ b
+        ok = j <= max_lane
+    else:
+        j = (lane & seg) | (b & ~seg)
+        ok = j <= max_lane
+    return np.where(ok, j, lane) & 31, ok
+
+
 @semantics("SHFL", vector=True)
 def op_shfl(w, s, active, mask):
     """PTX shfl semantics: c = segmask << 8 | clamp; out-of-range lanes read their own value
@@ -28,23 +48,7 @@ def op_shfl(w, s, active, mask):
     b = widen(w.r(b_op), n).astype(np.int64) & 31
     c = widen(w.r(c_op), n).astype(np.int64)
     lane = w.lane_ids
-    clamp = c & 31
-    seg = (c >> 8) & 31
-    max_lane = (lane & seg) | (clamp & ~seg)
-    min_lane = lane & seg
-    if mode == "UP":
-        j = lane - b
-        ok = j >= max_lane
-    elif mode == "DOWN":
-        j = lane + b
-        ok = j <= max_lane
-    elif mode == "BFLY":
-        j = lane ^ b
-        ok = j <= max_lane
-    else:
-        j = min_lane | (b & ~seg)
-        ok = j <= max_lane
-    j = np.where(ok, j, lane) & 31
+    j, ok = shfl_source(mode, lane, b, c)
     if isinstance(a_op, Reg) and a_op.file == "R" and not a_op.is_zero:
         row = w.m.R[a_op.index]                  # every lane's register: j may be a lane
         v = row[(w.idx - lane) + j]              # outside the group (a stale value)

@@ -905,27 +905,13 @@ def _shfl(step, generic):
     if None in (d, pd, b):
         return None
     ai, inv = a_op.index, a_op.inv
+    from .ops_warp import shfl_source     # (ops_warp imports this module)
     c = c_op.value & 0xFFFFFFFF
-    clamp, seg = c & 31, (c >> 8) & 31
     lane = np.arange(32, dtype=I64)
-    max_lane = (lane & seg) | (clamp & ~seg)
-    min_lane = lane & seg
 
     def source(bv):
         """(source lane, in range) per lane id for shift/index values `bv` (0..31)."""
-        if mode == "UP":
-            j = lane - bv
-            ok = j >= max_lane
-        elif mode == "DOWN":
-            j = lane + bv
-            ok = j <= max_lane
-        elif mode == "BFLY":
-            j = lane ^ bv
-            ok = j <= max_lane
-        else:
-            j = min_lane | (bv & ~seg)
-            ok = j <= max_lane
-        return np.where(ok, j, lane) & 31, ok
+        return shfl_source(mode, lane, bv, c)
 
     fixed = b_op.__class__ is Imm
     if fixed:
@@ -960,19 +946,8 @@ def _shfl(step, generic):
         else:
             bv = b(w).astype(I64) & 31
             lid = w.idx & 31
-            if mode == "UP":
-                j = lid - bv
-                ok = j >= max_lane[lid]
-            elif mode == "DOWN":
-                j = lid + bv
-                ok = j <= max_lane[lid]
-            elif mode == "BFLY":
-                j = lid ^ bv
-                ok = j <= max_lane[lid]
-            else:
-                j = min_lane[lid] | (bv & ~seg)
-                ok = j <= max_lane[lid]
-            v = row[(w.idx - lid) + (np.where(ok, j, lid) & 31)]
+            j, ok = shfl_source(mode, lid, bv, c)
+            v = row[(w.idx - lid) + j]
         d(w, ~v if inv else v, mask)
         pd(w, ok, mask)
     return shfl
