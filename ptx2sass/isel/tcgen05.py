@@ -220,6 +220,28 @@ class TensorMemorySelection:
         self._flow_link(self.current, target)
 
     # ------------------------------------------------------------------ alloc / dealloc
+    def _tmem_take(self, granules, take: tuple) -> VOp:
+        """UTCATOMSWS `take` of `granules` columns, retried after a NANOSLEEP until it
+        succeeds (as ptxas's loop); the first granule taken, in a register."""
+        if isinstance(granules, int):
+            self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
+        else:
+            self.emit("R2UR", (), [UR_COUNT, granules])
+        self.emit("UTCATOMSWS", take, [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
+        got = self.flow_block("tmem_alloc_got")
+        self.uniform_branch(got, UP_GOT)
+        retry = self.flow_block("tmem_alloc_retry")
+        self.flow_enter(retry)
+        self.emit("NANOSLEEP", (), [Imm(ALLOC_SLEEP)], ndefs=0)
+        self.emit("UTCATOMSWS", take, [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
+        self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0, None,
+                               self.line, uniform=True))
+        self._flow_link(retry, retry)
+        self.flow_enter(got)
+        first = VOp(self.mf.new_vreg())
+        self.emit("MOV", (), [first, UR_GRANULE])
+        return first
+
     def tmem_alloc(self, ins):
         self.mf.tmem_alloc = True
         granules, granule_mask = self.tmem_granules(ins)
@@ -231,23 +253,7 @@ class TensorMemorySelection:
         self.flow_goto(done, when=VOp(leader.reg, inv=True))
         lane = self.bulk_shared(dst, UR_DST)          # isel/bulk_copy.py (None: in UR_DST)
         self.tmem_partition()
-        if isinstance(granules, int):
-            self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
-        else:
-            self.emit("R2UR", (), [UR_COUNT, granules])
-        self.emit("UTCATOMSWS", ("FIND_AND_SET", "ALIGN"), [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
-        got = self.flow_block("tmem_alloc_got")
-        self.uniform_branch(got, UP_GOT)
-        retry = self.flow_block("tmem_alloc_retry")
-        self.flow_enter(retry)
-        self.emit("NANOSLEEP", (), [Imm(ALLOC_SLEEP)], ndefs=0)
-        self.emit("UTCATOMSWS", ("FIND_AND_SET", "ALIGN"), [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
-        self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0, None,
-                               self.line, uniform=True))
-        self._flow_link(retry, retry)
-        self.flow_enter(got)
-        first = VOp(self.mf.new_vreg())
-        self.emit("MOV", (), [first, UR_GRANULE])
+        first = self._tmem_take(granules, ("FIND_AND_SET", "ALIGN"))
         mask, start, column = (VOp(self.mf.new_vreg()) for _ in range(3))
         self.emit("SHF", ("L", "U32"), [mask, (self.reg_part(ir.Const(granule_mask, "b32"))
                                             if isinstance(granule_mask, int) else granule_mask), first, RZ])
@@ -306,24 +312,7 @@ class TensorMemorySelection:
         odd_side = self.flow_block("tmem_pair_odd")
         self.flow_goto(odd_side, when=is_odd)
         # the even CTA: allocate in both, send the granule
-        if isinstance(granules, int):
-            self.emit("UMOV", (), [UR_COUNT, self.imm32(granules)], guarded=False)
-        else:
-            self.emit("R2UR", (), [UR_COUNT, granules])
-        take = ("2CTA", "FIND_AND_SET", "ALIGN")
-        self.emit("UTCATOMSWS", take, [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
-        got = self.flow_block("tmem_alloc_got")
-        self.uniform_branch(got, UP_GOT)
-        retry = self.flow_block("tmem_alloc_retry")
-        self.flow_enter(retry)
-        self.emit("NANOSLEEP", (), [Imm(ALLOC_SLEEP)], ndefs=0)
-        self.emit("UTCATOMSWS", take, [UP_GOT, UR_GRANULE, UR_COUNT], ndefs=2)
-        self.out.append(MInstr("BRA", ("U",), [Reg("UP", 0, inv=True), Label(retry.name)], 0, None,
-                               self.line, uniform=True))
-        self._flow_link(retry, retry)
-        self.flow_enter(got)
-        first = VOp(self.mf.new_vreg())
-        self.emit("MOV", (), [first, UR_GRANULE])
+        first = self._tmem_take(granules, ("2CTA", "FIND_AND_SET", "ALIGN"))
         size = VOp(self.mf.new_vreg())
         self.move(size, Imm(PAIR_MESSAGE_BYTES))
         self.emit("SYNCS", ("ARRIVE", "TRANS64", "RED"), [RZ, VMem(peer_bar, 0, wide=False, uniform_zero=True),
