@@ -137,6 +137,13 @@ PRESSURE_ORDER_PREDICATES = True
 # most SOURCE_SLACK above it at a lower in-order estimate (realworld viterbi_log8's loop:
 # eight argmax chains one after another, in-order estimate 1236; at goal +4, 105 live
 # against 98, estimate 615). 0: off (A/B runs).
+# When the capped order is full and nothing ready frees a register, a global load goes
+# only where nothing else is ready (`_least_adding`): it adds a register held until its
+# chain runs, while the chain's own steps that add (a local read-modify-write, LDL then LOP3
+# then STL freeing the address) free theirs soon after. Loads first, real-world dp_sequences
+# lcs_bit_parallel's capped order issued all 64 byte loads ahead of the LDL chain (pressure
+# 197 against a cap of 40), so the source order was kept, one load at a time.
+FAR_LOADS_LAST_WHEN_FULL = True
 SOURCE_SLACK = 8
 SOURCE_SLACK_STEPS = (4, 8)
 # the latency order lets a plain load pass an earlier one whose address or guard comes from
@@ -662,7 +669,8 @@ def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat:
                 # won until every one was in flight)
                 shared += sum(1 for v, part in set(rdefs[j]) if part is not None and _wanted(v))
             full = len(live_p) >= predicate_limit and _adds_predicates(j) > 0
-            return (full, born - shared, item)
+            far = FAR_LOADS_LAST_WHEN_FULL and region[j].opcode in FAR_LOADS
+            return (full, far, born - shared, item)
         best = min(ready, key=key)
         ready.remove(best)
         heapq.heapify(ready)

@@ -8,7 +8,13 @@ c.lo` with d' a fresh 32-bit register that every reader of d's low word reads in
 (operands, 32-bit address bases: a local array's `LDL [R]`, and a constant bank's
 register index: `LDC c[0x0][R+0x1a0]` of a `__grid_constant__` array).
 Only where the pair is written once and every reader names its low word alone; run after
-`remove_dead_parts` (which removes the high word's dead readers)."""
+`remove_dead_parts` (which removes the high word's dead readers).
+
+Products read only as the base of a local or shared access are narrowed even while the
+general rule is off: those windows are 32 bits wide, so the access reads the base's low word
+alone (a `.local` array indexed by `mul.wide.u32` then `add.s64` to the depot's address,
+real-world dp_sequences lcs_bit_parallel: ptxas `IMAD R5, R2, 0x8, R1` then `LDL.64 R2, [R5]`,
+ours was `IMAD.WIDE.U32` into a pair)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -19,6 +25,10 @@ from ptx2sass.mir import MFunction, VMem, VOp, register_operands
 # Off by default: on, tinygrad's sum_uint64 (tuning part) ran 2387 -> 2679 single-warp cycles
 # (branch quality33's A/B); morton_gray's gain is 2 instructions. Tests switch it on.
 ENABLED = False
+
+WINDOW_NARROWING = True     # False: only the general rule (A/B runs)
+# accesses whose address is a 32-bit window offset (the base's low word alone)
+WINDOW_ACCESSES = frozenset({"LDL", "STL", "LDS", "STS", "ATOMS"})
 
 
 def _low_addend(op):
@@ -33,10 +43,9 @@ def _low_addend(op):
 
 
 def narrow_unread_high_products(mf: MFunction) -> int:
-    if not ENABLED:
-        return 0
     writes: dict[int, int] = {}
     low_only: dict[int, bool] = {}
+    window_only: dict[int, bool] = {}      # every reader is a local/shared access's base
     for b in mf.blocks:
         for ins in b.instrs:
             for i, op, is_def in register_operands(ins):
@@ -50,6 +59,9 @@ def narrow_unread_high_products(mf: MFunction) -> int:
                     whole = isinstance(ins.operands[i], VMem) and ins.operands[i].wide if i >= 0 else False
                     low_only[r] = (low_only.get(r, True) and op.part == 0 and not whole
                                    and ins.widths.get(i, 1) == 1)
+                    window_only[r] = (window_only.get(r, True) and ins.opcode in WINDOW_ACCESSES
+                                      and i >= 0 and isinstance(ins.operands[i], VMem)
+                                      and ins.operands[i].base == op)
     fresh: dict[int, VOp] = {}
     for b in mf.blocks:
         for ins in b.instrs:
@@ -61,6 +73,8 @@ def narrow_unread_high_products(mf: MFunction) -> int:
             r = ops[0].reg.id
             c = _low_addend(ops[3])
             if writes.get(r) != 1 or not low_only.get(r, True) or c is None:
+                continue
+            if not ENABLED and not (WINDOW_NARROWING and window_only.get(r, False)):
                 continue
             d = VOp(mf.new_vreg("R", 1))
             fresh[r] = d
