@@ -159,8 +159,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     for spec in getattr(args, "set", []):
         import importlib
+        import importlib.util
         module, _, assignment = spec.partition(":")
         name, _, value = assignment.partition("=")
+        if not module.startswith("ptx2sass.") and importlib.util.find_spec("ptx2sass." + module.split(".")[0]):
+            module = "ptx2sass." + module   # `sched.x` imported alone is a second copy codegen never reads
         mod = importlib.import_module(module)
         setattr(mod, name, type(getattr(mod, name))(int(value)))     # a bool or an int switch
     if args.cmd == "hash":
