@@ -39,6 +39,7 @@ SPECULATE = frozenset({"mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24"
 LOAD_SPACES = frozenset({"global", "shared", "local", "const", None})
 # guard S's arithmetic on loaded values that reaches J's phis (see _guarded_arithmetic)
 GUARD_ARITHMETIC = True
+SIGN_OPS = frozenset({"abs", "neg"})
 SELP_TYPES = frozenset({"b16", "u16", "s16", "b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64"})
 
 
@@ -206,7 +207,8 @@ def _guarded_arithmetic(body, loads, stores, inputs, load_ids, merge_of) -> dict
     S's loads, when some of it reaches a phi of J (each such result with one phi, whose input
     from P is its else-value; None: read only inside S, no else-value needed). Empty where
     the arithmetic stays unguarded: nothing of it reaches a phi, a result is a predicate, or
-    one result feeds two phis."""
+    one result feeds two phis. An abs or neg read only inside S stays unguarded, to be folded
+    into its guarded reader as ptxas folds it."""
     reaching = {}
     for x, y in inputs.values():
         if isinstance(y, ir.Value) and y.id not in load_ids:
@@ -222,6 +224,8 @@ def _guarded_arithmetic(body, loads, stores, inputs, load_ids, merge_of) -> dict
             if any(d.type == "pred" for d in ins.dests):
                 return {}
             tainted.update(d.id for d in ins.dests)
+            if ins.opcode in SIGN_OPS and not any(d.id in reaching for d in ins.dests):
+                continue        # unguarded: its reader's operand modifier (`@!P0 FMUL R7, |R6|, 0.5`)
             out[id(ins)] = (ins, [reaching.get(d.id) for d in ins.dests])
     if not any(d.id in reaching for ins, _ in out.values() for d in ins.dests):
         return {}
