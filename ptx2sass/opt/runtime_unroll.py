@@ -65,7 +65,8 @@ MUFU_COST = {
 }
 MUFU_FORMS = True             # switch for A/B runs: bodies with MUFU_COST forms copied
 NC_UNORDERED = True           # switch for A/B runs: `ld.global.nc` loads beside stores copied
-BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red"}
+BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red", "undef"}
+# (`undef`: the else-value of a guarded load whose guarded readers need none, opt/if_convert.py)
 
 # the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
 # register or by a multiply as they are, and those whose body stores, reduces or
@@ -164,6 +165,8 @@ def _cost(h: ir.Block) -> int:
     def weight(ins):
         if ins.opcode in ("ld", "ldu"):
             return 2
+        if ins.opcode == "undef":
+            return 0
         if ins.opcode in EXPANDED:
             return _mufu_cost(ins)
         if ins.opcode == "add" and ins.type in ("s64", "u64", "b64"):
