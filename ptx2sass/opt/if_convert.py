@@ -17,7 +17,9 @@ load taking J's phi input from P as its value where the guard is false (the IR's
 guarded-write merge; zero for a result read only inside S); S's cheap arithmetic
 (addresses, and sums of what S loaded, as in a shared-memory tree reduction's
 `s[t] += s[t + step]`) runs unconditionally; a
-phi whose input from S is arithmetic becomes a `selp`. S joins P, and P falls through to J.
+phi whose input from S is arithmetic becomes a `selp`, except where that arithmetic is computed
+from S's loads (an accumulation `sum += f(p[i])`): then it is guarded too, writing the phi's
+value as its guarded-write merge, and the loads need no default (_guarded_arithmetic). S joins P, and P falls through to J.
 A branch to a block that only exits stays (it is a guarded EXIT, as in ptxas's code). Only
 small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic, loads
 and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
