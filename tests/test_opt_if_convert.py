@@ -129,6 +129,32 @@ ret;
 }
 """
 
+# an accumulation of guarded terms, sum += |a[i]| * 0.5 * b[i] under each term's own bound:
+# ptxas guards the terms' arithmetic too (`@!P0 FFMA R9, R0, R7, RZ`), so its loads need no
+# default value and no FSEL merges the sum
+ACCUMULATE = HEAD + """mov.f32 %f1, 0f00000000;
+setp.ge.u32 %p1, %r2, %r1;
+@%p1 bra $L1;
+ld.global.nc.f32 %f2, [%rd5];
+ld.global.nc.f32 %f3, [%rd6];
+abs.f32 %f4, %f2;
+mul.f32 %f5, %f4, 0f3F000000;
+fma.rn.f32 %f1, %f5, %f3, 0f00000000;
+$L1:
+shr.u32 %r3, %r1, 1;
+setp.ge.u32 %p2, %r2, %r3;
+@%p2 bra $L2;
+ld.global.nc.f32 %f7, [%rd5+4];
+ld.global.nc.f32 %f8, [%rd6+4];
+abs.f32 %f9, %f7;
+mul.f32 %f10, %f9, 0f3F000000;
+fma.rn.f32 %f1, %f10, %f8, %f1;
+$L2:
+st.global.f32 [%rd7], %f1;
+ret;
+}
+"""
+
 THREADS, N = 64, 40
 
 
@@ -143,6 +169,11 @@ def _reference(name, a, b):
         return np.where(tid < N, a, 0).astype(np.float32)
     if name == "LEADER_STORE":
         return a
+    if name == "ACCUMULATE":
+        first = np.where(tid < N, np.abs(a) * np.float32(0.5) * b, 0).astype(np.float32)
+        a1, b1 = np.append(a[1:], 0), np.append(b[1:], 0)
+        return np.where(tid < N // 2, (np.abs(a1) * np.float32(0.5)).astype(np.float32) * b1 + first,
+                        first).astype(np.float32)
     if name == "TREE_STEP":
         return np.concatenate([a[:32] + a[32:], a[32:]]).astype(np.float32)
     bits = b.view(np.uint32) & 31
@@ -180,7 +211,7 @@ def _opcodes(cubin):
 
 
 @pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "STORE_BODY", "LEADER_STORE",
-                                  "POINTER_CHASE", "TREE_STEP"])
+                                  "POINTER_CHASE", "TREE_STEP", "ACCUMULATE"])
 def test_results_are_numpy_s_and_ptxas_s(name):
     ptx = globals()[name]
     rng = np.random.default_rng(1)
@@ -207,3 +238,27 @@ def test_guarded_loads_take_no_branch_as_in_ptxas(name):
     for ops in (_opcodes(oracle.ptxas(ptx, "sm_89").output), _opcodes(_ours(ptx))):
         body = ops[:ops.index("EXIT")]
         assert "BRA" not in body and "BSSY" not in body, body
+
+
+def _zeroed_then_loaded(cubin) -> int:
+    """Guarded loads into a register an unguarded move of zero wrote before them."""
+    zeroed, count = set(), 0
+    for line in oracle.nvdisasm(cubin, options=()).splitlines():
+        if "/*0" not in line or not line.rstrip().endswith(";"):
+            continue
+        words = line.split("*/", 1)[1].split(";")[0].replace(",", " ").split()
+        if not words[0].startswith("@") and words[0] in ("MOV", "IMAD.MOV.U32", "CS2R"):
+            if words[-1] in ("RZ", "SRZ"):
+                zeroed.add(words[1])
+        elif words[0].startswith("@") and words[1].startswith("LDG") and words[2] in zeroed:
+            count += 1
+    return count
+
+
+def test_guarded_accumulation_guards_its_arithmetic_as_ptxas():
+    """The terms' arithmetic is guarded (no FSEL) and no load is given a default first."""
+    theirs, ours = oracle.ptxas(ACCUMULATE, "sm_89").output, _ours(ACCUMULATE)
+    for cubin in (theirs, ours):
+        assert "FSEL" not in _opcodes(cubin)
+        assert _zeroed_then_loaded(cubin) == 0
+    assert _opcodes(ours).count("FFMA") == _opcodes(theirs).count("FFMA")

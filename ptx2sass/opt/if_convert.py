@@ -17,7 +17,9 @@ load taking J's phi input from P as its value where the guard is false (the IR's
 guarded-write merge; zero for a result read only inside S); S's cheap arithmetic
 (addresses, and sums of what S loaded, as in a shared-memory tree reduction's
 `s[t] += s[t + step]`) runs unconditionally; a
-phi whose input from S is arithmetic becomes a `selp`. S joins P, and P falls through to J.
+phi whose input from S is arithmetic becomes a `selp`, except where that arithmetic is computed
+from S's loads (an accumulation `sum += f(p[i])`): then it is guarded too, writing the phi's
+value as its guarded-write merge, and the loads need no default (_guarded_arithmetic). S joins P, and P falls through to J.
 A branch to a block that only exits stays (it is a guarded EXIT, as in ptxas's code). Only
 small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic, loads
 and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
@@ -37,6 +39,9 @@ SPECULATE = frozenset({"mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24"
                        "and", "or", "xor", "not", "shl", "shr", "setp", "selp", "min", "max",
                        "neg", "abs", "fma", "bfe", "prmt"})
 LOAD_SPACES = frozenset({"global", "shared", "local", "const", None})
+# guard S's arithmetic on loaded values that reaches J's phis (see _guarded_arithmetic)
+GUARD_ARITHMETIC = True
+SIGN_OPS = frozenset({"abs", "neg"})
 SELP_TYPES = frozenset({"b16", "u16", "s16", "b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64"})
 
 
@@ -145,24 +150,42 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
             merge_of[y.id] = x
         elif isinstance(y, ir.Value) and y.id in defined_by and phi.dest.type not in SELP_TYPES:
             return False
+    # arithmetic on what S loaded that reaches a phi (an accumulation `sum += f(p[i])`) is
+    # guarded too, each result taking its phi's input from P as its else-value: then no
+    # load needs a default (no `MOV R, RZ` before each load, whose register the allocator
+    # would share between terms, serialising them), as in ptxas's `@!P4 FFMA R15, ...`
+    guarded = _guarded_arithmetic(body, loads, stores, inputs, load_ids, merge_of) if GUARD_ARITHMETIC else {}
+    undefined = []
     for ld in loads:
         for d in ld.dests:
             if d.id not in merge_of:
                 if d.type not in SELP_TYPES:
                     return False
-                merge_of[d.id] = ir.Const(0, d.type)
+                if guarded:
+                    merge_of[d.id] = fn.new_value(d.type)
+                    undefined.append(ir.Instr("undef", [merge_of[d.id]], type=d.type, line=branch.line))
+                else:
+                    merge_of[d.id] = ir.Const(0, d.type)
     # rewrite
     pred, negated = _ran_when(branch, body_taken)
+    for ins, else_values in guarded.values():
+        ins.guard, ins.guard_negated = pred, negated
+        for k, m in enumerate(else_values):
+            if m is None:
+                m = else_values[k] = fn.new_value(ins.dests[k].type)
+                undefined.append(ir.Instr("undef", [m], type=m.type, line=branch.line))
+        ins.merge = else_values
+    guarded_ids = {d.id for ins, _ in guarded.values() for d in ins.dests}
     for ld in loads:
         ld.guard, ld.guard_negated = pred, negated
         ld.merge = [merge_of[d.id] for d in ld.dests]
     for st in stores:
         st.guard, st.guard_negated = pred, negated
-    new = list(body)
+    new = undefined + list(body)
     subst: dict[int, object] = {}
     for phi in j.phis:
         x, y = inputs[id(phi)]
-        if isinstance(y, ir.Value) and y.id in load_ids:
+        if isinstance(y, ir.Value) and (y.id in load_ids or y.id in guarded_ids):
             subst[phi.dest.id] = y
         elif x == y or (isinstance(x, ir.Value) and isinstance(y, ir.Value) and x.id == y.id):
             subst[phi.dest.id] = x
@@ -179,6 +202,36 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     if subst:
         substitute(fn, subst)
     return True
+
+
+def _guarded_arithmetic(body, loads, stores, inputs, load_ids, merge_of) -> dict:
+    """The body's arithmetic to guard, {id: (instr, else-values)}: everything computed from
+    S's loads, when some of it reaches a phi of J (each such result with one phi, whose input
+    from P is its else-value; None: read only inside S, no else-value needed). Empty where
+    the arithmetic stays unguarded: nothing of it reaches a phi, a result is a predicate, or
+    one result feeds two phis. An abs or neg read only inside S stays unguarded, to be folded
+    into its guarded reader as ptxas folds it."""
+    reaching = {}
+    for x, y in inputs.values():
+        if isinstance(y, ir.Value) and y.id not in load_ids:
+            if y.id in reaching:
+                return {}
+            reaching[y.id] = x
+    tainted = set(load_ids)
+    out = {}
+    for ins in body:
+        if ins in loads or ins in stores:
+            continue
+        if any(isinstance(v, ir.Value) and v.id in tainted for v in _reads(ins)):
+            if any(d.type == "pred" for d in ins.dests):
+                return {}
+            tainted.update(d.id for d in ins.dests)
+            if ins.opcode in SIGN_OPS and not any(d.id in reaching for d in ins.dests):
+                continue        # unguarded: its reader's operand modifier (`@!P0 FMUL R7, |R6|, 0.5`)
+            out[id(ins)] = (ins, [reaching.get(d.id) for d in ins.dests])
+    if not any(d.id in reaching for ins, _ in out.values() for d in ins.dests):
+        return {}
+    return out
 
 
 def _only_exits(b: ir.Block) -> bool:

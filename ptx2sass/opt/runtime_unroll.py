@@ -65,7 +65,8 @@ MUFU_COST = {
 }
 MUFU_FORMS = True             # switch for A/B runs: bodies with MUFU_COST forms copied
 NC_UNORDERED = True           # switch for A/B runs: `ld.global.nc` loads beside stores copied
-BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red"}
+BODY_OPCODES = (PURE - {"stacksave"} - EXPANDED) | {"ld", "ldu", "st", "atom", "red", "undef"}
+# (`undef`: the else-value of a guarded load whose guarded readers need none, opt/if_convert.py)
 
 # the exit test: counters stepped by constants, compared (ptxas 13.5 keeps loops stepped by a
 # register or by a multiply as they are, and those whose body stores, reduces or
@@ -160,10 +161,15 @@ def _cost(h: ir.Block) -> int:
     """h's body's size as ptxas weighs it for copying (MAX_COST). A `mad.wide` of loop-invariant
     factors is the 64-bit add of an invariant step that NVVM wrote (our fusion made it one)."""
     inside = {phi.dest.id for phi in h.phis} | {d.id for ins in h.instrs for d in ins.dests}
+    undefined = {d.id for ins in h.instrs if ins.opcode == "undef" for d in ins.dests}
 
     def weight(ins):
         if ins.opcode in ("ld", "ldu"):
             return 2
+        if ins.opcode == "undef":
+            return 0
+        if ins.guard is not None and any(isinstance(m, ir.Value) and m.id not in undefined for m in ins.merge):
+            return 2        # a guarded accumulation: its arithmetic, and the merge (a selp before)
         if ins.opcode in EXPANDED:
             return _mufu_cost(ins)
         if ins.opcode == "add" and ins.type in ("s64", "u64", "b64"):
