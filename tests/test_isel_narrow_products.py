@@ -72,3 +72,17 @@ def test_masked_wide_product_and_zero_or_as_ptxas_writes_them(arch, monkeypatch)
     assert not re.search(wide_product, our_text)
     assert not re.search(zero_or, our_text)
     np.testing.assert_array_equal(_outputs(ours, True), _outputs(theirs.output, False))
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90"])
+@pytest.mark.parametrize("factor", [1, 2, 0x10000])
+def test_imad_spelling_encodes_as_nvdisasm_prints_it(arch, factor):
+    """The alias the encoder needs for a plain IMAD by an immediate (nvdisasm's spelling of the
+    bits): `.IADD` by 1, `.SHL` by a power of two with RZ, but plain by 2^16 (found when a
+    window-narrowed `mul.wide x, 1` came out as `IMAD R, R, 0x1, R`: 'cannot encode')."""
+    from ptx2sass.encoder import codec
+    from ptx2sass.encoder.model import Imm, Reg
+    from ptx2sass.isel.integer import imad_spelling
+    for c, text_c in ((Reg("R", 255), "RZ"), (Reg("R", 3), "R3")):
+        mods = imad_spelling(Imm(factor), c)
+        codec.encode_text(f"IMAD{''.join('.' + m for m in mods)} R0, R1, {hex(factor)}, {text_c}", arch)

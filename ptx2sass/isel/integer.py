@@ -15,6 +15,21 @@ MIRRORED_COMPARE = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "ltu": "gtu"
                     "leu": "geu", "geu": "leu", "lo": "hi", "hi": "lo", "ls": "hs", "hs": "ls"}
 
 
+
+def imad_spelling(b, c) -> tuple:
+    """The modifiers nvdisasm prints for a plain `IMAD d, a, b, c` (the encoder takes the text
+    as printed): by an immediate 1, `.IADD` (`.MOV` with c = RZ); by another power of two
+    below 2^31 but 2^16 with c = RZ, `.SHL`; otherwise none."""
+    if not isinstance(b, Imm) or b.text is not None or b.neg:
+        return ()
+    c_zero = isinstance(c, Reg) and c.is_zero
+    factor = b.value & 0xFFFFFFFF
+    if factor == 1:
+        return ("MOV",) if c_zero else ("IADD",)
+    if c_zero and factor & (factor - 1) == 0 and factor < 0x80000000 and factor != 0x10000:
+        return ("SHL",)            # (nvdisasm prints 2^31 as `IMAD R, R, -0x80000000, RZ` and
+    return ()                      # 2^16 as a plain IMAD, on sm_75 through sm_120)
+
 class IntegerSelection:
     # ------------------------------------------------------------------ integer arithmetic
     def in_place(self, op) -> bool:
@@ -269,16 +284,11 @@ class IntegerSelection:
         if isinstance(b, Imm) and b.value == 0:
             self.emit("IADD3", (), [d, self.as_reg(c) if not isinstance(c, Reg) else c, RZ, RZ])
             return
-        if not mods and isinstance(b, Imm) and b.text is None and not b.neg:
-            c_zero = isinstance(c, Reg) and c.is_zero
-            factor = b.value & 0xFFFFFFFF
-            if factor == 1 and c_zero:     # printed `IMAD.MOV R, R, 0x1, RZ`: a plain move
+        if not mods:
+            mods = imad_spelling(b, c)
+            if mods == ("MOV",):           # printed `IMAD.MOV R, R, 0x1, RZ`: a plain move
                 self.move(d, a)
                 return
-            if factor == 1:
-                mods = ("IADD",)
-            elif c_zero and factor & (factor - 1) == 0 and factor < 0x80000000:
-                mods = ("SHL",)        # (nvdisasm prints 2^31 as `IMAD R, R, -0x80000000, RZ`)
         self.emit("IMAD", mods, [d, a, b, c])
 
     def as_reg(self, op):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptx2sass.encoder.model import ConstRef, Reg
+from ptx2sass.isel.integer import imad_spelling
 from ptx2sass.mir import MFunction, VMem, VOp, register_operands
 
 # Off by default: on, tinygrad's sum_uint64 (tuning part) ran 2387 -> 2679 single-warp cycles
@@ -78,7 +79,8 @@ def narrow_unread_high_products(mf: MFunction) -> int:
                 continue
             d = VOp(mf.new_vreg("R", 1))
             fresh[r] = d
-            ins.modifiers = tuple(m for m in ins.modifiers if m not in ("WIDE", "U32"))
+            ins.modifiers = (tuple(m for m in ins.modifiers if m not in ("WIDE", "U32"))
+                             or imad_spelling(ops[2], c))    # `IMAD.IADD R, R, 0x1, R` as printed
             ins.operands = [d, ops[1], ops[2], c]
     if not fresh:
         return 0
