@@ -98,21 +98,27 @@ def _wide_product(ins: ir.Instr):
     else:
         x, y = a.value & MASK, b.value & MASK
     wide = "s64" if ins.type == "s32" else "u64"
-    return [ir.Instr("add", dests=ins.dests, srcs=[c, ir.Const((x * y) & ((1 << 64) - 1), wide)],
+    return [ir.Instr("add", dests=ins.dests, srcs=[c, ir.Const((x * y) & WIDE_MASK, wide)],
                      type=wide, line=ins.line)]
 
 
-def _join_wide(ins: ir.Instr, wide_offsets):
-    """`add.s64 d, (r + K1), K2` as `add.s64 d, r, K1 + K2` (modulo 2^64, exact)."""
-    if not JOIN_WIDE or not _wide_add(ins):
-        return None
+def _joined(ins: ir.Instr, table, mask: int):
+    """`add d, (r + K1), K2` as `add d, r, K1 + K2` (modulo the width, exact) where `table`
+    knows r + K1: one add either way, whoever else reads r + K1."""
     x, y = ins.srcs
     for p, q in ((x, y), (y, x)):
-        if isinstance(p, ir.Value) and isinstance(q, ir.Const) and p.id in wide_offsets:
-            r, k = wide_offsets[p.id]
-            return [ir.Instr("add", dests=ins.dests, srcs=[r, ir.Const((k + q.value) & WIDE_MASK, ins.type)],
+        if isinstance(p, ir.Value) and isinstance(q, ir.Const) and p.id in table:
+            r, k = table[p.id]
+            return [ir.Instr("add", dests=ins.dests, srcs=[r, ir.Const((k + q.value) & mask, ins.type)],
                              type=ins.type, line=ins.line)]
     return None
+
+
+def _join_wide(ins: ir.Instr, wide_offsets):
+    """The 64-bit adds' join (32-bit ones are joined in `_rewrite`)."""
+    if not JOIN_WIDE or not _wide_add(ins):
+        return None
+    return _joined(ins, wide_offsets, WIDE_MASK)
 
 
 def _rewrite(fn: ir.Function, ins: ir.Instr, offsets, any_offsets):
@@ -133,13 +139,11 @@ def _rewrite(fn: ir.Function, ins: ir.Instr, offsets, any_offsets):
             return _split(fn, ins, "mad", ("lo",), [a, b, r], k)
         return None
     if _plain(ins, "add") and len(ins.srcs) == 2:
+        joined = _joined(ins, any_offsets, MASK)
+        if joined is not None:
+            return joined
         x, y = ins.srcs
         for p, q in ((x, y), (y, x)):
-            if isinstance(p, ir.Value) and isinstance(q, ir.Const) and p.id in any_offsets:
-                # (r + K1) + K2 = r + (K1 + K2): one add either way, whoever else reads r + K1
-                r, k = any_offsets[p.id]
-                return [ir.Instr("add", dests=ins.dests, srcs=[r, ir.Const((k + q.value) & MASK, ins.type)],
-                                 type=ins.type, line=ins.line)]
             if isinstance(p, ir.Value) and p.id in offsets and p is not q and not isinstance(q, ir.Const):
                 r, k = offsets[p.id]
                 return _split(fn, ins, "add", (), [r, q], k)
