@@ -21,6 +21,7 @@ import numpy as np
 import ptx2sass
 from ptx2sass import oracle
 from ptx2sass.emu.launch import run
+from test_loop_constant_loads import loop_bodies
 
 HEAD = """
 .version 8.0
@@ -126,33 +127,10 @@ LOOP:
 """
 
 _LINE = re.compile(r"/\*([0-9a-f]{4})\*/\s+(.*?)\s*;")
-_LABEL = re.compile(r"^(\.L_x_\d+):")
 
 
 def listing(cubin: bytes) -> list[str]:
     return [m.group(2) for line in oracle.nvdisasm(cubin).splitlines() if (m := _LINE.search(line))]
-
-
-def loop_bodies(cubin: bytes) -> list[list[str]]:
-    """Each loop of the listing: from a backward branch's label to the branch."""
-    labels, code, pending = {}, [], []
-    for line in oracle.nvdisasm(cubin).splitlines():
-        m = _LABEL.match(line.strip())
-        if m:
-            pending.append(m.group(1))
-            continue
-        m = _LINE.search(line)
-        if m:
-            for name in pending:
-                labels[name] = len(code)
-            pending = []
-            code.append(m.group(2))
-    bodies = []
-    for i, text in enumerate(code):
-        m = re.search(r"BRA `\((\.L_x_\d+)\)", text)
-        if m and labels.get(m.group(1), i) < i:
-            bodies.append(code[labels[m.group(1)]:i + 1])
-    return bodies
 
 
 def wait_loops(cubin: bytes) -> list[list[str]]:
