@@ -46,6 +46,34 @@ ret;
 }
 """
 
+# the same as NVVM writes it with an else arm: `@p bra THEN; bra.uni ELSE;` THEN loads, ELSE
+# sets the default; the else block holds nothing once its move is a phi input (ptxas: both
+# loads predicated, `@P1 MOV R, RZ` + `@!P1 LDG R`, no branch)
+DIAMONDS = HEAD + """setp.lt.u32 %p1, %r2, %r1;
+@%p1 bra $T1;
+bra.uni $E1;
+$T1:
+ld.global.f32 %f1, [%rd5];
+bra.uni $J1;
+$E1:
+mov.f32 %f1, 0f00000000;
+$J1:
+shr.u32 %r3, %r1, 1;
+setp.lt.u32 %p2, %r2, %r3;
+@%p2 bra $T2;
+bra.uni $E2;
+$T2:
+ld.global.f32 %f2, [%rd6];
+bra.uni $J2;
+$E2:
+mov.f32 %f2, 0f3F800000;
+$J2:
+add.f32 %f3, %f1, %f2;
+st.global.f32 [%rd7], %f3;
+ret;
+}
+"""
+
 # the body computes an address and a value besides the load: the value's phi is a selp
 WITH_ARITHMETIC = HEAD + """setp.ge.u32 %p1, %r2, %r1;
 mov.f32 %f1, 0f00000000;
@@ -160,7 +188,7 @@ THREADS, N = 64, 40
 
 def _reference(name, a, b):
     tid = np.arange(THREADS)
-    if name == "TWO_LOADS":
+    if name in ("TWO_LOADS", "DIAMONDS"):
         return (np.where(tid < N, a, 0) + np.where(tid < N // 2, b, 1)).astype(np.float32)
     if name == "WITH_ARITHMETIC":
         idx = np.minimum(tid, THREADS - 1)
@@ -210,7 +238,7 @@ def _opcodes(cubin):
     return out
 
 
-@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "STORE_BODY", "LEADER_STORE",
+@pytest.mark.parametrize("name", ["TWO_LOADS", "DIAMONDS", "WITH_ARITHMETIC", "STORE_BODY", "LEADER_STORE",
                                   "POINTER_CHASE", "TREE_STEP", "ACCUMULATE"])
 def test_results_are_numpy_s_and_ptxas_s(name):
     ptx = globals()[name]
@@ -231,7 +259,7 @@ def test_results_are_numpy_s_and_ptxas_s(name):
         np.testing.assert_array_equal(_leader_out(oracle.ptxas(ptx, "sm_89").output, a, b), want)
 
 
-@pytest.mark.parametrize("name", ["TWO_LOADS", "WITH_ARITHMETIC", "LEADER_STORE", "TREE_STEP"])
+@pytest.mark.parametrize("name", ["TWO_LOADS", "DIAMONDS", "WITH_ARITHMETIC", "LEADER_STORE", "TREE_STEP"])
 def test_guarded_loads_take_no_branch_as_in_ptxas(name):
     """ptxas predicates these loads and stores (no BRA, no BSSY before EXIT); so do we."""
     ptx = globals()[name]

@@ -20,6 +20,10 @@ guarded-write merge; zero for a result read only inside S); S's cheap arithmetic
 phi whose input from S is arithmetic becomes a `selp`, except where that arithmetic is computed
 from S's loads (an accumulation `sum += f(p[i])`): then it is guarded too, writing the phi's
 value as its guarded-write merge, and the loads need no default (_guarded_arithmetic). S joins P, and P falls through to J.
+A diamond whose other arm is empty (NVVM's `@%p bra THEN; bra.uni ELSE; THEN: ld ...;
+bra.uni J; ELSE: mov %f, 0; J:`, the move a phi input once in SSA) is that triangle: the
+empty block is P's edge to J (`EMPTY_ARMS`; pcr_tridiag_smem's two guarded prologue loads
+went one after the other, ptxas issues both before either store).
 A branch to a block that only exits stays (it is a guarded EXIT, as in ptxas's code). Only
 small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic, loads
 and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
@@ -41,6 +45,8 @@ SPECULATE = frozenset({"mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24"
 LOAD_SPACES = frozenset({"global", "shared", "local", "const", None})
 # guard S's arithmetic on loaded values that reaches J's phis (see _guarded_arithmetic)
 GUARD_ARITHMETIC = True
+# a diamond whose other arm is empty converts as the triangle it is (see _convert's `via`)
+EMPTY_ARMS = True
 SIGN_OPS = frozenset({"abs", "neg"})
 SELP_TYPES = frozenset({"b16", "u16", "s16", "b32", "u32", "s32", "f32", "b64", "u64", "s64", "f64"})
 
@@ -85,17 +91,34 @@ def if_convert_loads(fn: ir.Function) -> bool:
             continue
         for k in (1, 0):
             s, j = p.succs[k], p.succs[1 - k]
-            if _convert(fn, p, s, j, branch, body_taken=(k == 0)):
+            via = None
+            if EMPTY_ARMS and s.succs and _forwards(j, p) is s.succs[0]:
+                via, j = j, s.succs[0]
+            if _convert(fn, p, s, j, branch, body_taken=(k == 0), via=via):
                 changed = True
                 break
     return changed
 
 
+def _forwards(e: ir.Block, p: ir.Block) -> ir.Block | None:
+    """The block `e` only passes control on to: `e` is reached from `p` alone and holds
+    nothing (no phis, no instructions but an unguarded `bra`). None otherwise."""
+    if e.preds != [p] or e.phis or len(e.succs) != 1:
+        return None
+    if any(i.opcode != "bra" or i.guard is not None for i in e.instrs) or len(e.instrs) > 1:
+        return None
+    return e.succs[0]
+
+
 def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.Instr,
-             body_taken: bool) -> bool:
+             body_taken: bool, via: ir.Block | None = None) -> bool:
+    """`via`: the empty block on P's other edge to J (a diamond whose else arm is empty,
+    NVVM's `@p bra THEN; bra.uni ELSE; THEN: ld; bra.uni J; ELSE: J: phi [0, ld]`): J's
+    inputs from it are those from P, and it goes with S."""
+    other = via or p
     if s is p or j is p or s is j or s is fn.entry or s.preds != [p] or s.succs != [j] or s.phis:
         return False
-    if len(j.preds) != 2 or set(map(id, j.preds)) != {id(p), id(s)}:
+    if len(j.preds) != 2 or set(map(id, j.preds)) != {id(other), id(s)}:
         return False
     if not body_taken and fn.is_entry and _only_exits(j):
         return False        # `@P EXIT` and the body unguarded, as ptxas writes it
@@ -119,7 +142,7 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     # values are not available on the other path)
     inputs = {}
     for phi in j.phis:
-        from_p = [v for b, v in phi.incoming if b is p]
+        from_p = [v for b, v in phi.incoming if b is other]
         from_s = [v for b, v in phi.incoming if b is s]
         if len(from_p) != 1 or len(from_s) != 1 or phi.dest.type == "pred":
             return False
@@ -199,6 +222,8 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     p.succs = [j]
     j.preds = [p]
     fn.blocks.remove(s)
+    if via is not None:
+        fn.blocks.remove(via)
     if subst:
         substitute(fn, subst)
     return True
