@@ -21,6 +21,7 @@ from ptx2sass.opt.local_tables import promote_local_tables
 from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.hoist_invariants import hoist_loop_invariants
+from ptx2sass.opt.hoist_loads import hoist_read_only_loads
 from ptx2sass.opt.if_convert import if_convert_loads
 from ptx2sass.opt.inline_marks import take_inline_marks
 from ptx2sass.opt.merge_blocks import merge_blocks
@@ -45,7 +46,8 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
     them moves before them, and loops left computing nothing go. Counted loops are unrolled
     once their induction arithmetic is simplified, and the unrolled code is simplified
     again; one-block loops counted at run time then run 4 copies per exit test (ptxas's
-    shape). Branches around a few loads become predicated loads (and their blocks one). Last,
+    shape). Branches around a few loads become predicated loads (and their blocks one);
+read-only loads move up into the dominator of a block that runs whenever it runs. Last,
     loop exits get their own phi-copy blocks. `shared_aligns`: the alignment of the kernel's
     own shared variables as laid out (`variables.own_shared_alignments`), where it is known:
     adjacent stores to them become vector stores. Blocks that only a label no branch names
@@ -78,6 +80,7 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
         _simplify(fn, contract)
     if shared_aligns and vectorize_shared_stores(fn, shared_aligns):
         _simplify(fn, contract)
+    hoist_read_only_loads(fn)
     split_exit_edges(fn)
 
 
