@@ -16,7 +16,8 @@ pure arithmetic of B on such values, then reads the same bytes at the end of D, 
 loads what it would not have: the load and that arithmetic move there (at most MAX_LOADS
 loads a block), and the blocks are visited from the last, so a load climbs as far as this
 holds. Not moved past code that may end the thread early (an exit, trap or call between D
-and B: a lane leaving there would not have loaded). The schedulers then place the load in D,
+and B: a lane leaving there would not have loaded), nor where a path from D comes back to D
+before B (a loop around D that B ends: D would load on values B never reads). The schedulers then place the load in D,
 above a barrier too (sched.memory_order: a read-only load passes every earlier access but
 loads).
 """
@@ -55,17 +56,20 @@ def _post_dominates(ipdom: dict, b: ir.Block, d: ir.Block) -> bool:
 
 
 def _leaves_between(d: ir.Block, b: ir.Block) -> bool:
-    """Whether a block reached from D before B holds an instruction that may end the thread."""
-    seen = {id(d), id(b)}
-    work = [s for s in d.succs if id(s) not in seen]
+    """Whether a block reached from D before B holds an instruction that may end the thread,
+    or a path from D comes back to D before B (D would load again, on values B never reads)."""
+    seen = {id(b)}
+    work = list(d.succs)
     while work:
         x = work.pop()
+        if x is d:
+            return True
         if id(x) in seen:
             continue
         seen.add(id(x))
         if any(i.opcode in LEAVING for i in x.instrs):
             return True
-        work.extend(s for s in x.succs if id(s) not in seen)
+        work.extend(x.succs)
     return False
 
 
