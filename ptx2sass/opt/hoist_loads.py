@@ -46,15 +46,6 @@ def _operands(ins: ir.Instr):
         yield v.base if isinstance(v, ir.Address) else v
 
 
-def _post_dominates(ipdom: dict, b: ir.Block, d: ir.Block) -> bool:
-    node = ipdom.get(id(d))
-    while node is not None:
-        if node is b:
-            return True
-        node = ipdom.get(id(node))
-    return False
-
-
 def _leaves_between(d: ir.Block, b: ir.Block) -> bool:
     """Whether a block reached from D before B holds an instruction that may end the thread,
     or a path from D comes back to D before B (D would load again, on values B never reads)."""
@@ -74,14 +65,17 @@ def _leaves_between(d: ir.Block, b: ir.Block) -> bool:
 
 
 def hoist_read_only_loads(fn: ir.Function) -> bool:
-    if not ENABLED or not fn.blocks:
+    if not ENABLED or not fn.blocks or fn.entry is None \
+            or not any(_read_only_load(i) for b in fn.blocks if b is not fn.entry for i in b.instrs):
         return False
     loops = ir_loops(fn)
     idom = loops.idom
     exits = [b for b in fn.blocks if not b.succs and b in idom]
     if not exits:
         return False
+    by_id = {id(b): b for b in fn.blocks}
     ipdom = ir.immediate_dominators(exits, lambda x: x.preds, lambda x: x.succs)
+    post_dominates = ir.dominance({by_id[k]: v for k, v in ipdom.items() if k in by_id})
     nest: dict[int, frozenset] = {}
     for header, body in loops.by_header.values():
         for bid in body:
@@ -89,11 +83,11 @@ def hoist_read_only_loads(fn: ir.Function) -> bool:
     changed = False
     for b in reversed(ir.reverse_postorder(fn)):
         d = idom.get(b)
-        if d is None or nest.get(id(b), frozenset()) != nest.get(id(d), frozenset()) \
-                or not _post_dominates(ipdom, b, d):
+        if d is None or id(d) not in ipdom or id(b) not in ipdom \
+                or nest.get(id(b), frozenset()) != nest.get(id(d), frozenset()):
             continue
         moved = _moved(b)
-        if not moved or _leaves_between(d, b):
+        if not moved or not post_dominates(b, d) or _leaves_between(d, b):
             continue
         ids = {id(i) for i in moved}
         b.instrs = [i for i in b.instrs if id(i) not in ids]
