@@ -36,6 +36,7 @@ from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
 from tools.inventory_async import async_kernel, is_async_form
 from tools.inventory_memory import is_memory_form, memory_kernel
+from tools.inventory_reduce import is_reduce_form, reduce_kernel
 from tools.inventory_sync import form_instructions_missing, is_sync_form, sync_kernel
 from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
@@ -541,6 +542,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = Fal
     elif is_memory_form(form):
         value = True
         text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
+    elif is_reduce_form(form):
+        value = True
+        text, inputs, outs = reduce_kernel(form, ptx, rng, sm)
     elif is_mbarrier_form(form):
         value = True
         text, outs = mbarrier_kernel(form, ptx, sm)

@@ -1,0 +1,125 @@
+"""Value kernels of the per-form checker for the sm_90 memory forms that reduce, store to or
+read a multimem address, or update a vector in place: `multimem.ld_reduce` (`d, m` /
+`V, m`), `multimem.st` and `multimem.red` (`m, r` / `m, W`), the vector `atom` (`V, m, W`)
+and `red` (`m, W`), and the bulk reductions from shared memory (`cp.reduce.async.bulk`
+and `multimem.cp[.reduce].async.bulk`, global destination, bulk group).
+
+Each thread owns a 64-byte region of global memory (its output row's first 8 slots) filled
+from its input row's first 8 slots; the form runs on the region at an offset its width
+divides, with operand values from input slots 8..15 (element k in slot 8+k); afterwards the
+region is in the output as it stands and the form's register results in output slots
+8..15. `multimem.ld_reduce` reads the thread's input row instead (nothing written before
+it). A multimem address is the emulator's one local copy of the multicast object
+(emu/memory.py); the comparison is with ptxas's cubin in the emulator, bit for bit.
+
+The bulk kinds copy the thread's 16-byte chunk (input slots 8..9, through its shared
+memory) onto the first 16 bytes of its region with the form, then wait for the bulk group.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ptx2sass.frontend.inventory import Form
+from tools.inventory_kernels import WIDTH
+
+THREADS = 64
+REGION = 64
+IN_SLOTS, OUT_SLOTS = 16, 16
+VECTORS = {".v2": 2, ".v4": 4, ".v8": 8}
+BULK_SPACES = (".global", ".shared::cta")
+
+
+def _count(form: Form) -> int:
+    return next((VECTORS[m] for m in form.modifiers if m in VECTORS), 1)
+
+
+def _kind(form: Form) -> str | None:
+    if form.arch_specific or len(form.types) != 1:
+        return None
+    kinds = tuple(op.kind for op in form.operands)
+    spaces = tuple(form.spaces)
+    bits = WIDTH.get(form.types[0], 0)
+    if bits not in (16, 32, 64):
+        return None
+    parts = form.spelling.split(".")
+    if form.opcode == "multimem" and parts[1] == "cp":
+        if spaces == BULK_SPACES and kinds == ("m", "m", "a") and "bulk_group" in parts:
+            return "bulk"
+        return None
+    if form.opcode == "cp" and parts[1] == "reduce" and "tensor" not in parts:
+        if spaces == BULK_SPACES and kinds in (("m", "m", "a"), ("m", "m", "a", "r")) and "bulk_group" in parts:
+            return "bulk"
+        return None
+    if spaces not in ((), (".global",)):
+        return None
+    if form.opcode == "multimem":
+        if parts[1] == "ld_reduce" and kinds in (("d", "m"), ("V", "m")):
+            return "load"
+        if parts[1] in ("st", "red") and kinds in (("m", "r"), ("m", "W")):
+            return "update"
+        return None
+    if form.opcode == "atom" and kinds == ("V", "m", "W"):
+        return "update"
+    if form.opcode == "red" and kinds == ("m", "W"):
+        return "update"
+    return None
+
+
+def is_reduce_form(form: Form) -> bool:
+    return _kind(form) is not None
+
+
+def reduce_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int = 90):
+    """(PTX text, input rows, output slots)."""
+    kind = _kind(form)
+    data = np.array([[rng.getrandbits(64) for _ in range(IN_SLOTS)] for _ in range(THREADS)],
+                    dtype=np.uint64)
+    ty = form.types[0]
+    bits = WIDTH[ty]
+    rb = max(16, bits)
+    n = _count(form)
+    width = n * bits // 8
+    offset = 0 if kind == "bulk" else rng.randrange(REGION // width) * width
+    glob = ".global" in form.spaces
+    decls = [f".reg .b{rb} %v<{n}>, %w<{n}>;"]
+    body = ["ld.param.u64 %rdo, [out];", "ld.param.u64 %rdi, [in];", "mov.u32 %tx, %tid.x;",
+            f"mul.wide.u32 %rdt, %tx, {8 * IN_SLOTS};", "add.s64 %rdi, %rdi, %rdt;",
+            f"mul.wide.u32 %rdt, %tx, {8 * OUT_SLOTS};", "add.s64 %rdo, %rdo, %rdt;",
+            "cvta.to.global.u64 %rdgi, %rdi;", "cvta.to.global.u64 %rdgo, %rdo;"]
+    # the region, as it starts
+    body += [f"ld.global.b64 %x{k}, [%rdi+{8 * k}];\nst.global.b64 [%rdo+{8 * k}], %x{k};" for k in range(8)]
+    vals = [f"%w{k}" for k in range(n)]
+    res = [f"%v{k}" for k in range(n)]
+    body += [f"ld.global.b{bits} {w}, [%rdi+{8 * (8 + k)}];" for k, w in enumerate(vals)]
+    vec = (lambda regs: regs[0] if n == 1 else "{" + ", ".join(regs) + "}")
+    outs: list[str] = []
+    if kind == "load":
+        addr = f"[{'%rdgi' if glob else '%rdi'}+{offset}]"
+        body.append(f"{form.spelling} {vec(res)}, {addr};")
+        outs = res
+    elif kind == "update":
+        addr = f"[{'%rdgo' if glob else '%rdo'}+{offset}]"
+        if form.opcode == "atom":
+            body.append(f"{form.spelling} {vec(res)}, {addr}, {vec(vals)};")
+            outs = res
+        else:
+            body.append(f"{form.spelling} {addr}, {vec(vals)};")
+    else:                                     # bulk: the thread's chunk through shared memory
+        ops = ["[%rdgo]", "[%sa]", "16"]
+        if form.operands[-1].kind == "r":
+            body.append("createpolicy.fractional.L2::evict_last.b64 %pol, 1.0;")
+            ops.append("%pol")
+        body += ["mov.u32 %sa, sbuf;", "mad.lo.u32 %sa, %tx, 16, %sa;",
+                 "ld.global.v2.b64 {%x0, %x1}, [%rdi+64];", "st.shared.v2.b64 [%sa], {%x0, %x1};",
+                 "fence.proxy.async.shared::cta;",
+                 f"{form.spelling} {', '.join(ops)};",
+                 "cp.async.bulk.commit_group;", "cp.async.bulk.wait_group 0;"]
+    body += [f"st.global.b{rb} [%rdo+{8 * (8 + k)}], {r};" for k, r in enumerate(outs)]
+    text = (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
+            ".visible .entry k(.param .u64 out, .param .u64 in)\n{\n"
+            ".reg .b64 %rdi, %rdo, %rdt, %rdgi, %rdgo, %pol, %x<8>;\n.reg .b32 %tx, %sa;\n"
+            + "\n".join(decls) + f"\n.shared .align 16 .b8 sbuf[{16 * THREADS}];\n"
+            + "\n".join(body) + "\nret;\n}\n")
+    return text, data, OUT_SLOTS
