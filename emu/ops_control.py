@@ -349,7 +349,7 @@ def op_bar(w, s, active, mask):
         if np.count_nonzero(mask):
             bar_id, count = _bar_id_count(w, ops, mask)
             if count:
-                _arrive(w, bar_id, count, wait=False)
+                _arrive(w, bar_id, count, mask, wait=False)
         return
     if not w.per_warp:
         return _bar_group(w, s, mods, ops, mask)
@@ -365,7 +365,7 @@ def op_bar(w, s, active, mask):
     w.state[mask] = AT_BAR
     w.wait_arg[mask] = bar_id
     if count and np.count_nonzero(mask):
-        _arrive(w, bar_id, count, wait=True)
+        _arrive(w, bar_id, count, mask, wait=True)
 
 
 def _bar_id_count(w, ops, mask):
@@ -387,12 +387,26 @@ def _bar_id_count(w, ops, mask):
     return bar_id, count
 
 
-def _arrive(w, bar_id: int, count: int, wait: bool) -> None:
-    """One warp's arrival at counted barrier `bar_id` of its CTA. An arrive-only one that
-    completes the barrier with no thread waiting on it ends that phase here (the next
-    arrivals count toward the next); otherwise the machine releases the waiting lanes."""
+def _arrive(w, bar_id: int, count: int, mask, wait: bool) -> None:
+    """One warp's arrival at counted barrier `bar_id` of its CTA. Lanes inside a
+    `WARPSYNC.COLLECTIVE` section (sm_90+: ptxas's non-aligned barrier for a diverged warp,
+    one section at each of the barrier's places) arrive for the warp together: the warp
+    counts once all live lanes of the section's mask have run a BAR there. An arrive-only
+    one that completes the barrier with no thread waiting on it ends that phase here (the
+    next arrivals count toward the next); otherwise the machine releases the waiting lanes."""
     key = (id(w.cta), bar_id)
     launch = w.launch
+    if "excl" in w.m.__dict__:
+        tags = w.m.excl[w.idx]
+        if tags[mask].any():
+            members = int(tags[mask][0]) & ~mask_to_int(w.state == EXITED)
+            pending = launch.__dict__.setdefault("bar_collective", {})
+            here = (id(w.cta), bar_id, w.warp)
+            done = pending.get(here, 0) | mask_to_int(mask)
+            if members & ~done:
+                pending[here] = done
+                return
+            pending.pop(here, None)
     launch.bar_counts[key] = count
     arrivals = launch.__dict__.setdefault("bar_arrivals", {})
     arrivals[key] = arrivals.get(key, 0) + 1

@@ -508,8 +508,10 @@ def _readback_ok(cubin: bytes, codes) -> bool:
         return format_instruction(type(ins)(ins.opcode, ins.modifiers, ops, ins.guard, ins.control))
     listing = parse_listing(_parseable(oracle.nvdisasm(cubin)))
     for code in codes:
+        # (a kernel's subroutines, ptx2sass/slow_paths.py, follow it in its section under
+        # symbols of their own: the listing shows them as functions of that section)
         fn = [f for f in listing.functions if f.section == f".text.{code.name}"]
-        if not fn or [norm(e.instruction) for e in fn[0].entries] != [norm(i) for i in code.instructions]:
+        if not fn or [norm(e.instruction) for f in fn for e in f.entries] != [norm(i) for i in code.instructions]:
             return False
     return True
 
