@@ -14,6 +14,9 @@ it). A multimem address is the emulator's one local copy of the multicast object
 
 The bulk kinds copy the thread's 16-byte chunk (input slots 8..9, through its shared
 memory) onto the first 16 bytes of its region with the form, then wait for the bulk group.
+The forms that complete a transaction on an mbarrier (`st.async`, `red.async`, bulk copies
+and reductions into shared memory) work on the thread's 16 bytes of shared memory
+(`_cluster_kernel`).
 """
 from __future__ import annotations
 
@@ -35,18 +38,31 @@ def _count(form: Form) -> int:
     return next((VECTORS[m] for m in form.modifiers if m in VECTORS), 1)
 
 
+MBARRIER = ".mbarrier::complete_tx::bytes"
+
+
 def _kind(form: Form) -> str | None:
-    if form.arch_specific or len(form.types) != 1:
+    if form.arch_specific:
         return None
     kinds = tuple(op.kind for op in form.operands)
     spaces = tuple(form.spaces)
-    bits = WIDTH.get(form.types[0], 0)
-    if bits not in (16, 32, 64):
+    if MBARRIER in form.modifiers and "tensor" not in form.spelling.split(".") \
+            and ".multicast::cluster" not in form.modifiers:
+        if form.opcode == "st" and kinds == ("m", "W", "m"):
+            return "cluster"
+        if form.opcode == "red" and kinds == ("m", "a", "m"):
+            return "cluster"
+        if form.opcode == "cp" and spaces in ((".shared::cluster", ".shared::cta"),
+                                              (".shared::cluster", ".global"), (".shared::cta", ".global")) \
+                and kinds in (("m", "m", "a", "m"), ("m", "m", "a", "m", "r")):
+            return "cluster"
         return None
     parts = form.spelling.split(".")
-    if form.opcode == "multimem" and parts[1] == "cp":
+    if form.opcode == "multimem" and parts[1] == "cp":      # (the copy has no type)
         if spaces == BULK_SPACES and kinds == ("m", "m", "a") and "bulk_group" in parts:
             return "bulk"
+        return None
+    if len(form.types) != 1 or WIDTH.get(form.types[0], 0) not in (16, 32, 64):
         return None
     if form.opcode == "cp" and parts[1] == "reduce" and "tensor" not in parts:
         if spaces == BULK_SPACES and kinds in (("m", "m", "a"), ("m", "m", "a", "r")) and "bulk_group" in parts:
@@ -76,7 +92,9 @@ def reduce_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int 
     kind = _kind(form)
     data = np.array([[rng.getrandbits(64) for _ in range(IN_SLOTS)] for _ in range(THREADS)],
                     dtype=np.uint64)
-    ty = form.types[0]
+    if kind == "cluster":
+        return _cluster_kernel(form, ptx, sm), data, OUT_SLOTS
+    ty = form.types[0] if form.types else ".b32"
     bits = WIDTH[ty]
     rb = max(16, bits)
     n = _count(form)
@@ -123,3 +141,53 @@ def reduce_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int 
             + "\n".join(decls) + f"\n.shared .align 16 .b8 sbuf[{16 * THREADS}];\n"
             + "\n".join(body) + "\nret;\n}\n")
     return text, data, OUT_SLOTS
+
+
+def _cluster_kernel(form: Form, ptx: tuple[int, int], sm: int) -> str:
+    """st.async / red.async / a bulk copy or reduction completing a transaction on an
+    mbarrier (`.mbarrier::complete_tx::bytes`), to the thread's 16 bytes of shared memory
+    (a shared::cta address is a shared::cluster one of the CTA itself; no cluster launch):
+    the 16 bytes start from input slots 0..1, the data from slots 8.. (a bulk source: its
+    16 bytes of shared or global memory); thread 0 expects every thread's bytes on the
+    mbarrier, all wait for the phase and write the 16 bytes out."""
+    ty = form.types[0] if form.types else ".b32"
+    bits = WIDTH.get(ty, 32)
+    rb = max(16, bits)
+    n = _count(form)
+    bulk = form.opcode == "cp"
+    size = 16 if bulk else n * bits // 8
+    body = ["ld.param.u64 %rdo, [out];", "ld.param.u64 %rdi, [in];", "mov.u32 %tx, %tid.x;",
+            f"mul.wide.u32 %rdt, %tx, {8 * IN_SLOTS};", "add.s64 %rdi, %rdi, %rdt;",
+            f"mul.wide.u32 %rdt, %tx, {8 * OUT_SLOTS};", "add.s64 %rdo, %rdo, %rdt;",
+            "mov.u32 %sa, sbuf;", "mad.lo.u32 %sd, %tx, 16, %sa;", f"add.u32 %ss, %sd, {16 * THREADS};",
+            f"add.u32 %mb, %sa, {32 * THREADS};",
+            "ld.global.v2.b64 {%x0, %x1}, [%rdi];", "st.shared.v2.b64 [%sd], {%x0, %x1};",
+            "ld.global.v2.b64 {%x2, %x3}, [%rdi+64];", "st.shared.v2.b64 [%ss], {%x2, %x3};",
+            "setp.ne.u32 %p, %tx, 0;", "@%p bra L_init;", "mbarrier.init.shared.b64 [%mb], 1;",
+            f"mbarrier.arrive.expect_tx.shared.b64 %st, [%mb], {size * THREADS};", "L_init:",
+            "bar.sync 0;"]
+    if bulk:
+        src = "[%ss]"
+        if ".global" in form.spaces:
+            body.append("add.s64 %rdg, %rdi, 64;\ncvta.to.global.u64 %rdg, %rdg;")
+            src = "[%rdg]"
+        else:
+            body.append("fence.proxy.async.shared::cta;")
+        ops = ["[%sd]", src, "16", "[%mb]"]
+        if form.operands[-1].kind == "r":
+            body.append("createpolicy.fractional.L2::evict_last.b64 %pol, 1.0;")
+            ops.append("%pol")
+        body.append(f"{form.spelling} {', '.join(ops)};")
+    else:
+        vals = [f"%w{k}" for k in range(n)]
+        body += [f"ld.global.b{bits} {w}, [%rdi+{8 * (8 + k)}];" for k, w in enumerate(vals)]
+        vec = vals[0] if n == 1 else "{" + ", ".join(vals) + "}"
+        body.append(f"{form.spelling} [%sd], {vec}, [%mb];")
+    body += ["L_wait:", "mbarrier.try_wait.parity.shared.b64 %q, [%mb], 0;", "@!%q bra L_wait;",
+             "ld.shared.v2.b64 {%x0, %x1}, [%sd];", "st.global.v2.b64 [%rdo], {%x0, %x1};"]
+    return (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
+            ".visible .entry k(.param .u64 out, .param .u64 in)\n{\n"
+            ".reg .b64 %rdi, %rdo, %rdt, %rdg, %pol, %st, %x<4>;\n.reg .b32 %tx, %sa, %sd, %ss, %mb;\n"
+            f".reg .pred %p, %q;\n.reg .b{rb} %w<{max(n, 1)}>;\n"
+            f".shared .align 16 .b8 sbuf[{32 * THREADS + 16}];\n"
+            + "\n".join(body) + "\nret;\n}\n")

@@ -1,0 +1,102 @@
+"""The per-form checker's sm_90 kernels for multimem, vector atom/red, bulk reductions and
+the mbarrier-completing stores (tools/inventory_reduce.py), and the diverged-warp kernel of
+the non-aligned barriers (tools/inventory_sync.py). Each kind must match ptxas's cubin in
+the emulator, and catch a planted difference: our compiler fed an altered kernel (elements
+swapped, an address moved, the form left out, `.aligned` added) is not a match."""
+import re
+
+import pytest
+
+from tools import inventory_coverage
+from tools.inventory_coverage import check_form, sm89_forms
+from tools.inventory_reduce import is_reduce_form
+
+# one or two forms of each shape the kernels take (all "compiled" before: no value kernel)
+FORMS = ["multimem.ld_reduce.add.u32 d,m", "multimem.ld_reduce.global.max.u32 d,m",
+         "multimem.ld_reduce.add.v2.f16x2 V,m", "multimem.ld_reduce.max.v8.bf16 V,m",
+         "multimem.ld_reduce.global.add.v4.f32 V,m", "multimem.ld_reduce.acquire.cluster.add.f64 d,m",
+         "multimem.st.global.b32 m,r", "multimem.st.v2.f16x2 m,W", "multimem.st.release.gpu.global.f64 m,r",
+         "multimem.red.min.u64 m,r", "multimem.red.add.v2.f16x2 m,W", "multimem.red.relaxed.cta.add.f64 m,r",
+         "atom.add.v2.f32 V,m,W", "atom.global.max.noftz.v8.f16 V,m,W", "atom.add.noftz.v2.f16x2 V,m,W",
+         "red.add.noftz.v8.bf16 m,W", "red.global.min.noftz.v4.f16x2 m,W", "red.release.add.v4.f32 m,W",
+         "cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32 m,m,a",
+         "cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.and.b32 m,m,a,r",
+         "multimem.cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 m,m,a",
+         "multimem.cp.async.bulk.global.shared::cta.bulk_group m,m,a",
+         "st.async.mbarrier::complete_tx::bytes.shared::cluster.v2.b32 m,W,m",
+         "st.async.mbarrier::complete_tx::bytes.shared::cluster.v4.s32 m,W,m",
+         "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u64 m,a,m",
+         "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32 m,m,a,m",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint m,m,a,m,r"]
+
+
+def _forms(sm=90):
+    return {f.name: f for f in sm89_forms(sm)}
+
+
+@pytest.mark.parametrize("name", FORMS)
+def test_reduce_form_matches_ptxas(name):
+    form = _forms()[name]
+    assert is_reduce_form(form)
+    assert check_form(form, 0, 90) == ("match", "")
+
+
+# (form, what is changed in the kernel our compiler gets (a regular expression), into what)
+PLANTED = [
+    ("multimem.ld_reduce.add.v2.f16x2 V,m", r"\{%v0, %v1\}", "{%v1, %v0}"),
+    ("multimem.ld_reduce.add.u32 d,m", r"(ld_reduce\.add\.u32 %v0, \[%rdi)\+\d+\]", r"\1+60]"),
+    ("multimem.st.global.b32 m,r", r"multimem\.st\.global\.b32 [^;]*;", ""),
+    ("multimem.red.add.v2.f16x2 m,W", r"\{%w0, %w1\}", "{%w1, %w0}"),
+    ("atom.add.v2.f32 V,m,W", r"(atom\.add\.v2\.f32 )\{%v0, %v1\}", r"\1{%v1, %v0}"),
+    ("red.global.min.noftz.v4.f16x2 m,W", r"\{%w0, %w1, %w2, %w3\}", "{%w0, %w1, %w3, %w2}"),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.and.b32 m,m,a", r"bulk_group\.and\.b32 ", "bulk_group.xor.b32 "),
+    ("st.async.mbarrier::complete_tx::bytes.shared::cluster.v2.b32 m,W,m", r"\{%w0, %w1\}", "{%w1, %w0}"),
+    ("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u64 m,a,m",
+     r"(add\.u64 )\[%sd\]", r"\1[%sd+8]"),
+]
+
+
+def _with_planted(monkeypatch, pattern, repl, count=1):
+    real = inventory_coverage.codegen.lower_ptx
+    seen = []
+
+    def altered(src, *args, **kwargs):
+        new = re.sub(pattern, repl, src, count=count)
+        seen.append(new != src)
+        return real(new, *args, **kwargs)
+    monkeypatch.setattr(inventory_coverage.codegen, "lower_ptx", altered)
+    return seen
+
+
+@pytest.mark.parametrize("name,pattern,repl", PLANTED, ids=[p[0] for p in PLANTED])
+def test_planted_difference_is_reported(monkeypatch, name, pattern, repl):
+    """A kernel that cannot fail is worth nothing: ours compiled from the altered kernel
+    (ptxas's from the real one) is a mismatch."""
+    seen = _with_planted(monkeypatch, pattern, repl)
+    status, detail = check_form(_forms()[name], 0, 90)
+    assert seen == [True]
+    assert status == "mismatch", detail
+
+
+NONALIGNED = ["barrier.arrive a,a", "barrier.cta.arrive a,a", "barrier.sync a,a", "barrier.cta.sync a,a"]
+
+
+@pytest.mark.parametrize("sm", [89, 90, 80])
+@pytest.mark.parametrize("name", NONALIGNED)
+def test_nonaligned_barrier_of_a_diverged_warp_matches_ptxas(name, sm):
+    """The first warp's lanes reach the barrier apart: ptxas's routine (sm_8x) or collective
+    section (sm_90) counts the warp once; ours must too (before: BAR alone, the barrier
+    completed on the first warp's two halves: a deadlock; and its instructions missing)."""
+    assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
+
+
+@pytest.mark.parametrize("sm", [89, 90])
+@pytest.mark.parametrize("name", NONALIGNED)
+def test_aligned_barrier_in_the_diverged_kernel_is_reported(monkeypatch, name, sm):
+    """Ours compiled with `.aligned` added (a BAR at each of the two places, no meeting)
+    deadlocks in the emulator, where ptxas's cubin of the real kernel runs."""
+    spelling = name.split()[0]
+    seen = _with_planted(monkeypatch, re.escape(spelling) + r" 1,", f"{spelling}.aligned 1,", count=2)
+    status, detail = check_form(_forms(sm)[name], 0, sm)
+    assert seen == [True]
+    assert status != "match" and "deadlock" in detail, (status, detail)
