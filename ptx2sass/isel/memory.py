@@ -1325,7 +1325,9 @@ class MemorySelection:
         elif ty == "f32":
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
-            self.emit("DADD", (), [new, old, v])
+            # the operand first, as ptxas: of two NaNs DADD returns one by position
+            # (emu/fp.py `propagate_nan_f64`), so the order shows in the result
+            self.emit("DADD", (), [new, v, old])
         elif op in self.LOGIC_LUT:
             self.emit(IMPLICIT_DEF, (), [new], guarded=False)
             for k in range(2):
