@@ -109,3 +109,30 @@ def test_shared_f64_atomic_add_takes_ptxas_operand_order(name, sm):
     old`; of two NaNs DADD keeps one by position, so ours (`old, v`) gave the other NaN's
     bits (found by the per-form checker on sm_90, seed 81: 1 thread of 64 differed)."""
     assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
+
+
+CLUSTER_BARRIERS = ["barrier.cluster.arrive", "barrier.cluster.arrive.release.aligned",
+                    "barrier.cluster.arrive.relaxed", "barrier.cluster.wait",
+                    "barrier.cluster.wait.acquire.aligned"]
+
+
+@pytest.mark.parametrize("name", CLUSTER_BARRIERS)
+def test_cluster_barrier_matches_ptxas(name):
+    """barrier.cluster.arrive/wait as a CTA barrier in a cluster launch of one CTA (was
+    "compiled": no value kernel)."""
+    assert check_form(_forms()[name], 0, 90) == ("match", "")
+
+
+@pytest.mark.parametrize("name,pattern,repl", [
+    ("barrier.cluster.arrive", r"barrier\.cluster\.arrive;", ""),
+    ("barrier.cluster.arrive.release.aligned", r"\.release\.aligned;", ".relaxed.aligned;"),
+    ("barrier.cluster.wait.acquire.aligned", r"barrier\.cluster\.wait\.acquire\.aligned;", "")])
+def test_cluster_barrier_planted_difference_is_reported(monkeypatch, name, pattern, repl):
+    """The form left out, or the arrive's release made relaxed: ptxas's instructions for
+    the form are missing from ours (the emulator runs the CTA's warps so that a missing
+    wait changes no value here: the listing check catches it). (`.acquire` is the wait's
+    default and `.release` the arrive's: those spellings give the same code.)"""
+    seen = _with_planted(monkeypatch, pattern, repl)
+    status, detail = check_form(_forms()[name], 0, 90)
+    assert seen == [True]
+    assert status == "mismatch" or "deadlock" in detail, (status, detail)   # (no arrive: a deadlock)

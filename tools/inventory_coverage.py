@@ -37,7 +37,7 @@ from tools.inventory_kernels import WIDTH, version_for
 from tools.inventory_async import async_kernel, is_async_form
 from tools.inventory_memory import is_memory_form, memory_kernel
 from tools.inventory_reduce import is_reduce_form, reduce_kernel
-from tools.inventory_sync import form_instructions_missing, is_sync_form, sync_kernel
+from tools.inventory_sync import cluster_shape, form_instructions_missing, is_sync_form, sync_kernel
 from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
 THREADS = 64
@@ -596,7 +596,7 @@ def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = Fal
         bound = objects() if objects else None
         try:
             res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), *extra],
-                      hazard_check=hazards, textures=bound)
+                      hazard_check=hazards, textures=bound, cluster=cluster_shape(form))
         except Exception as e:      # noqa: BLE001
             return "crash", f"emulator ({'ours' if hazards else 'ptxas'}): {type(e).__name__}: {e}"
         if hazards and res.hazards:

@@ -2,7 +2,8 @@
 their own: barriers, fences, cache hints, control flow, the vector `mov` packs, brkpt/trap,
 stackrestore.
 
-- barriers (`bar`/`barrier` `.sync`/`.arrive`, `bar.warp.sync`): each thread writes a value
+- barriers (`bar`/`barrier` `.sync`/`.arrive`, `bar.warp.sync`; `barrier.cluster.arrive/wait`
+  as a pair in a cluster launch of one CTA): each thread writes a value
   to its shared slot and reads its partner's (the other warp's; the neighbour lane for
   bar.warp.sync) after the barrier. The first warp computes its value through a loop first,
   so a reader that does not wait sees the slot's old contents. An `.arrive` form is the
@@ -69,6 +70,8 @@ def _kind(form: Form) -> str | None:
     if form.opcode in BARRIERS and form.spelling.split(".")[1:2] in (["sync"], ["arrive"], ["cta"], ["warp"]):
         if form.spelling in ("bar.warp.sync",) or kinds in (("a", "a"),):
             return "barrier"
+    if form.spelling.startswith("barrier.cluster.") and kinds == ():
+        return "cluster_barrier"
     if form.opcode in ORDERING:
         if kinds in ((), ("m",), ("m", "x"), ("a",), ("x",)):
             return "ordering"
@@ -171,6 +174,39 @@ def _diverged_barrier_body(form: Form, keep: bool) -> str:
         "L_done:",
     ]
     return "\n".join(x for x in body if x) + "\n"
+
+
+def _cluster_barrier_body(form: Form, keep: bool) -> str:
+    """barrier.cluster.arrive/.wait in place of a CTA barrier: the first warp's values take
+    a loop, every thread stores its value, arrives, waits and reads the other warp's (the
+    form's counterpart is the plain aligned one). Launched as a cluster of one CTA
+    (`cluster_shape`), so ptxas's cluster path (UCGABAR_*) runs, not its BAR.SYNC 0."""
+    arrive = form.spelling.startswith("barrier.cluster.arrive")
+    line = f"{form.spelling};" if keep else ""
+    body = [
+        "mov.u32 %sa, sbuf;",
+        "mad.lo.u32 %pa, %tx, 4, %sa;",
+        "setp.ge.u32 %pw, %tx, 32;",
+        "@%pw bra L_store;",
+        "mov.u32 %n, 40;",
+        "L_loop:",
+        "mad.lo.u32 %v0, %v0, 3, %v1;",
+        "sub.u32 %n, %n, 1;",
+        "setp.ne.u32 %pl, %n, 0;",
+        "@%pl bra L_loop;",
+        "L_store:",
+        "st.shared.u32 [%pa], %v0;",
+        line if arrive else "barrier.cluster.arrive.aligned;",
+        "barrier.cluster.wait.aligned;" if arrive else line,
+        "xor.b32 %ix, %tx, 32;", "mad.lo.u32 %ix, %ix, 4, %sa;", "ld.shared.u32 %v2, [%ix];",
+        "st.global.u32 [%rdo], %v0;", "st.global.u32 [%rdo+8], %v2;",
+    ]
+    return "\n".join(x for x in body if x) + "\n"
+
+
+def cluster_shape(form: Form):
+    """The cluster a form's kernel is launched as (None: a plain launch)."""
+    return (1, 1, 1) if _kind(form) == "cluster_barrier" else None
 
 
 def _ordering_line(form: Form) -> str:
@@ -302,7 +338,10 @@ def sync_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int = 
         return _stack(form, ptx, sm), data, OUT_SLOTS, None
     if kind == "pack":
         return _pack(form, ptx, sm), data, OUT_SLOTS, None
-    body = (_diverged_barrier_body if _diverged(form) else _barrier_body) if kind == "barrier" else _ordering_body
+    if kind == "cluster_barrier":
+        body = _cluster_barrier_body
+    else:
+        body = (_diverged_barrier_body if _diverged(form) else _barrier_body) if kind == "barrier" else _ordering_body
     text = _head(form, ptx, sm) + body(form, True) + TAIL
     without = _head(form, ptx, sm) + body(form, False) + TAIL
     return text, data, OUT_SLOTS, without
