@@ -27,7 +27,9 @@ FORMS = ["multimem.ld_reduce.add.u32 d,m", "multimem.ld_reduce.global.max.u32 d,
          "st.async.mbarrier::complete_tx::bytes.shared::cluster.v4.s32 m,W,m",
          "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u64 m,a,m",
          "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.and.b32 m,m,a,m",
-         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint m,m,a,m,r"]
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint m,m,a,m,r",
+         "atom.exch.b128 d,m,a", "atom.release.shared.exch.b128 d,m,a", "atom.global.cas.b128 d,m,a,a",
+         "atom.gpu.shared.cas.b128 d,m,a,a"]
 
 
 def _forms(sm=90):
@@ -53,6 +55,8 @@ PLANTED = [
     ("st.async.mbarrier::complete_tx::bytes.shared::cluster.v2.b32 m,W,m", r"\{%w0, %w1\}", "{%w1, %w0}"),
     ("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u64 m,a,m",
      r"(add\.u64 )\[%sd\]", r"\1[%sd+8]"),
+    ("atom.global.cas.b128 d,m,a,a", r"%q1, %q2;", "%q2, %q1;"),
+    ("atom.release.shared.exch.b128 d,m,a", r"mov\.b128 %q1, \{%x2, %x3\}", "mov.b128 %q1, {%x3, %x2}"),
 ]
 
 

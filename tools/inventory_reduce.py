@@ -16,7 +16,7 @@ The bulk kinds copy the thread's 16-byte chunk (input slots 8..9, through its sh
 memory) onto the first 16 bytes of its region with the form, then wait for the bulk group.
 The forms that complete a transaction on an mbarrier (`st.async`, `red.async`, bulk copies
 and reductions into shared memory) work on the thread's 16 bytes of shared memory
-(`_cluster_kernel`).
+(`_cluster_kernel`); the 128-bit atom.exch/cas on the thread's 16 bytes (`_b128_kernel`).
 """
 from __future__ import annotations
 
@@ -62,6 +62,9 @@ def _kind(form: Form) -> str | None:
         if spaces == BULK_SPACES and kinds == ("m", "m", "a") and "bulk_group" in parts:
             return "bulk"
         return None
+    if form.opcode == "atom" and form.types == (".b128",) and kinds in (("d", "m", "a"), ("d", "m", "a", "a")) \
+            and spaces in ((), (".global",), (".shared",), (".shared::cta",)):
+        return "b128"
     if len(form.types) != 1 or WIDTH.get(form.types[0], 0) not in (16, 32, 64):
         return None
     if form.opcode == "cp" and parts[1] == "reduce" and "tensor" not in parts:
@@ -94,6 +97,9 @@ def reduce_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int 
                     dtype=np.uint64)
     if kind == "cluster":
         return _cluster_kernel(form, ptx, sm), data, OUT_SLOTS
+    if kind == "b128":
+        data[::2, 8:10] = data[::2, 0:2]        # cas: the even threads' compares match
+        return _b128_kernel(form, ptx, sm), data, OUT_SLOTS
     ty = form.types[0] if form.types else ".b32"
     bits = WIDTH[ty]
     rb = max(16, bits)
@@ -190,4 +196,39 @@ def _cluster_kernel(form: Form, ptx: tuple[int, int], sm: int) -> str:
             ".reg .b64 %rdi, %rdo, %rdt, %rdg, %pol, %st, %x<4>;\n.reg .b32 %tx, %sa, %sd, %ss, %mb;\n"
             f".reg .pred %p, %q;\n.reg .b{rb} %w<{max(n, 1)}>;\n"
             f".shared .align 16 .b8 sbuf[{32 * THREADS + 16}];\n"
+            + "\n".join(body) + "\nret;\n}\n")
+
+
+def _b128_kernel(form: Form, ptx: tuple[int, int], sm: int) -> str:
+    """atom.exch/cas.b128 on the thread's 16 bytes (global, or its shared slot; a generic
+    address names global memory), which start from input slots 0..1; the operands from
+    slots 8..11 (a cas compares with 8..9: equal for the even threads); the 16 bytes after
+    in output slots 0..1, the old value in 8..9."""
+    shared = any(sp.startswith(".shared") for sp in form.spaces)
+    glob = ".global" in form.spaces
+    nops = sum(op.kind == "a" for op in form.operands)
+    body = ["ld.param.u64 %rdo, [out];", "ld.param.u64 %rdi, [in];", "mov.u32 %tx, %tid.x;",
+            f"mul.wide.u32 %rdt, %tx, {8 * IN_SLOTS};", "add.s64 %rdi, %rdi, %rdt;",
+            f"mul.wide.u32 %rdt, %tx, {8 * OUT_SLOTS};", "add.s64 %rdo, %rdo, %rdt;",
+            "cvta.to.global.u64 %rdgo, %rdo;",
+            "mov.u32 %sa, sbuf;", "mad.lo.u32 %sd, %tx, 16, %sa;",
+            "ld.global.v2.b64 {%x0, %x1}, [%rdi];"]
+    if shared:
+        body.append("st.shared.v2.b64 [%sd], {%x0, %x1};")
+        addr = "[%sd]"
+    else:
+        body.append("st.global.v2.b64 [%rdo], {%x0, %x1};")
+        addr = "[%rdgo]" if glob else "[%rdo]"
+    ops = []
+    for k in range(nops):
+        body += [f"ld.global.v2.b64 {{%x2, %x3}}, [%rdi+{64 + 16 * k}];", f"mov.b128 %q{k + 1}, {{%x2, %x3}};"]
+        ops.append(f"%q{k + 1}")
+    body += [f"{form.spelling} %q0, {addr}, {', '.join(ops)};",
+             "mov.b128 {%x2, %x3}, %q0;", "st.global.v2.b64 [%rdo+64], {%x2, %x3};"]
+    if shared:
+        body += ["ld.shared.v2.b64 {%x0, %x1}, [%sd];", "st.global.v2.b64 [%rdo], {%x0, %x1};"]
+    return (f".version {ptx[0]}.{ptx[1]}\n.target sm_{sm}\n.address_size 64\n"
+            ".visible .entry k(.param .u64 out, .param .u64 in)\n{\n"
+            ".reg .b64 %rdi, %rdo, %rdt, %rdgo, %x<4>;\n.reg .b32 %tx, %sa, %sd;\n.reg .b128 %q<3>;\n"
+            f".shared .align 16 .b8 sbuf[{16 * THREADS}];\n"
             + "\n".join(body) + "\nret;\n}\n")
