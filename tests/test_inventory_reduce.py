@@ -140,3 +140,14 @@ def test_cluster_barrier_planted_difference_is_reported(monkeypatch, name, patte
     status, detail = check_form(_forms()[name], 0, 90)
     assert seen == [True]
     assert status == "mismatch" or "deadlock" in detail, (status, detail)   # (no arrive: a deadlock)
+
+
+@pytest.mark.parametrize("name", ["griddepcontrol.launch_dependents", "griddepcontrol.wait"])
+def test_griddepcontrol_matches_ptxas_and_is_missed_when_left_out(monkeypatch, name):
+    """griddepcontrol in the ordering kernel (was "compiled"); left out of ours, ptxas's
+    instruction for it is missing."""
+    assert check_form(_forms()[name], 0, 90) == ("match", "")
+    seen = _with_planted(monkeypatch, re.escape(name) + ";", "")
+    status, detail = check_form(_forms()[name], 0, 90)
+    assert seen == [True]
+    assert status == "mismatch", detail

@@ -11,7 +11,7 @@ stackrestore.
   A non-aligned `barrier` form is reached by the first warp's lanes apart (even and odd
   lanes at two copies of it), the second warp coming last (`_diverged_barrier_body`).
 - ordering and hints (fence, membar, prefetch[u], applypriority, discard, nanosleep, pmevent,
-  brkpt/trap under a predicate that is false when run): the form among loads, stores and
+  griddepcontrol, brkpt/trap under a predicate that is false when run): the form among loads, stores and
   arithmetic on the thread's input row; the results must be the same as ptxas's cubin's,
   and the instructions ptxas writes for the form (its kernel's opcodes that its kernel
   without the form lacks) must be in ours (`form_opcodes_present`).
@@ -34,7 +34,7 @@ THREADS = 64
 IN_SLOTS, OUT_SLOTS = 8, 16          # out rows of 128 bytes: discard/applypriority take one
 BARRIERS = ("bar", "barrier")
 ORDERING = ("fence", "membar", "prefetch", "prefetchu", "applypriority", "discard",
-            "nanosleep", "pmevent", "brkpt", "trap")
+            "nanosleep", "pmevent", "brkpt", "trap", "griddepcontrol")
 CONTROL = ("bra", "brx", "call", "ret", "exit")
 
 HEAD = """.version {v0}.{v1}
