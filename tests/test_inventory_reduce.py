@@ -151,3 +151,12 @@ def test_griddepcontrol_matches_ptxas_and_is_missed_when_left_out(monkeypatch, n
     status, detail = check_form(_forms()[name], 0, 90)
     assert seen == [True]
     assert status == "mismatch", detail
+
+
+@pytest.mark.parametrize("sm", [90, 100, 120])
+@pytest.mark.parametrize("name", ["cvt.pack.sat.s2.s32.b32 d,r,r,r", "cvt.pack.sat.u2.s32.b32 d,r,r,r"])
+def test_two_bit_pack_encodes_on_hopper_and_blackwell(name, sm):
+    """I2IP.S2/U2.S32.SAT was in the turing and ampere tables only: an internal "cannot
+    encode" on sm_90+ (found by the held-out sample, sm_90 seed 83); seeded from ptxas's words
+    (tools/isa_seeds/cvt_pack_2bit_sm90.words)."""
+    assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
