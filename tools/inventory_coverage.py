@@ -516,6 +516,15 @@ def _readback_ok(cubin: bytes, codes) -> bool:
     return True
 
 
+def has_value_kernel(form: Form, sm: int = 89) -> bool:
+    """Whether check_form runs the form in the emulator (else it can say "compiled" at best)."""
+    ptx = version_for(form, sm)
+    return (is_sync_form(form) or is_surface_form(form) or is_texture_form(form) or is_async_form(form)
+            or is_memory_form(form) or is_reduce_form(form) or is_mbarrier_form(form) or is_atomic_form(form)
+            or (form.opcode == "wmma" and wmma_kernel(form, ptx, sm) is not None)
+            or (form.opcode == "mma" and mma_kernel(form, ptx, sm) is not None) or is_value_form(form))
+
+
 def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = False) -> tuple[str, str]:
     """(status, detail) for one form on sm_`sm`; `compile_only`: stop after our compiler
     (status compiled / refused / crash / ptxas-refused)."""
@@ -719,8 +728,18 @@ def main(argv=None) -> int:
                     help="only which forms ptxas accepts that we refuse (no emulator, no read-back)")
     ap.add_argument("--reverse", action="store_true",
                     help="check the forms last to first (a second process on the same matrix)")
+    ap.add_argument("--without-kernel", action="store_true",
+                    help="only count the forms that have no value kernel, by opcode and operand kinds")
     args = ap.parse_args(argv)
     forms = sm89_forms(args.arch)
+    if args.without_kernel:
+        left = Counter((f.spelling.split(".")[0] + "." + f.spelling.split(".")[1] if "." in f.spelling else f.opcode,
+                        ",".join(op.kind for op in f.operands))
+                       for f in forms if not has_value_kernel(f, args.arch))
+        print(f"{sum(left.values())} of {len(forms)} forms have no value kernel")
+        for (what, kinds), n in left.most_common(args.show):
+            print(f"{n:6} {what} {kinds}")
+        return 0
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
     if args.opcode:                 # one opcode or several, comma-separated
