@@ -160,3 +160,11 @@ def test_two_bit_pack_encodes_on_hopper_and_blackwell(name, sm):
     encode" on sm_90+ (found by the held-out sample, sm_90 seed 83); seeded from ptxas's words
     (tools/isa_seeds/cvt_pack_2bit_sm90.words)."""
     assert check_form(_forms(sm)[name], 0, sm) == ("match", "")
+
+
+@pytest.mark.parametrize("sm", [90, 100, 120])
+def test_txq_mipmap_levels_reads_back(sm):
+    """The checker compared a whole-symbol relocation (`MOV R, `(.nv.unified.texrefDescSize)`)
+    with nvdisasm's reading of it, a label: "readback" (found by the held-out sample, sm_90
+    seed 83); our words were right."""
+    assert check_form(_forms(sm)["txq.num_mipmap_levels.b32 d,T"], 0, sm) == ("match", "")
