@@ -51,18 +51,22 @@ def routine_arguments(operands: list) -> list:
     return ([] if isinstance(operands[0], Imm) else [operands[0]]) + list(operands[1:])
 
 
-def expand(mf: MFunction, inside: set[int]) -> None:
+def expand(mf: MFunction, inside: set[int]) -> set[int]:
     """Each marked BAR in a block of `inside` (ids of blocks a diverged warp may run):
-    `BRA.CONV ~URZ, fast`, the routine's call, a branch over `fast: BAR`."""
+    `BRA.CONV ~URZ, fast`, the routine's call, a branch over `fast: BAR`. Returns the ids of
+    the blocks that now call a routine (the blocks as they were, ending in the test)."""
     from ptx2sass import slow_paths
     marked = {id(mi): ops for mi, ops in mf.nonaligned_barriers}
+    calling: set[int] = set()
     if mf.target.nonaligned_barrier_collective:
-        return _expand_collective(mf, inside, marked)
+        _expand_collective(mf, inside, marked)
+        return calling
     for b in list(mf.blocks):
         if id(b) not in inside:
             continue
         at = next((i for i, mi in enumerate(b.instrs) if id(mi) in marked), None)
         while at is not None:
+            calling.add(id(b))
             bar = b.instrs[at]
             rest = b.instrs[at + 1:]
             del b.instrs[at:]
@@ -110,6 +114,21 @@ def expand(mf: MFunction, inside: set[int]) -> None:
             inside.update(id(x) for x in (call, back, fast, after))
             b = after
             at = next((i for i, mi in enumerate(b.instrs) if id(mi) in marked), None)
+    return calling
+
+
+def clear_before(mf: MFunction, bssys: list[MInstr]) -> None:
+    """sm_75: `BMOV.32.CLEAR RZ, Bk` before the BSSY of each region that calls a barrier
+    routine, as ptxas writes it there."""
+    from ptx2sass.isel.common import RZ
+    wanted = {id(mi) for mi in bssys}
+    for b in mf.blocks:
+        out = []
+        for mi in b.instrs:
+            if id(mi) in wanted:
+                out.append(MInstr("BMOV", ("32", "CLEAR"), [RZ, mi.operands[0]], 1))
+            out.append(mi)
+        b.instrs[:] = out
 
 
 def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:

@@ -536,7 +536,9 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
                 meet_before_collectives(b, collectives)
         # non-aligned barriers there: the warp meets in a routine first (as ptxas)
         if mf.nonaligned_barriers:
-            barrier_routine.expand(mf, inside)
+            calling = barrier_routine.expand(mf, inside)
+            if calling and mf.target.diverged_warp_test == "div":
+                barrier_routine.clear_before(mf, [r.bssy for r in ordered if r.body & calling])
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))

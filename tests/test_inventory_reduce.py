@@ -85,7 +85,7 @@ def test_planted_difference_is_reported(monkeypatch, name, pattern, repl):
 NONALIGNED = ["barrier.arrive a,a", "barrier.cta.arrive a,a", "barrier.sync a,a", "barrier.cta.sync a,a"]
 
 
-@pytest.mark.parametrize("sm", [89, 90, 80])
+@pytest.mark.parametrize("sm", [89, 90, 80, 75])
 @pytest.mark.parametrize("name", NONALIGNED)
 def test_nonaligned_barrier_of_a_diverged_warp_matches_ptxas(name, sm):
     """The first warp's lanes reach the barrier apart: ptxas's routine (sm_8x) or collective

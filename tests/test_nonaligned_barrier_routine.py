@@ -87,7 +87,7 @@ def _launch(cubin: bytes, hazards: bool) -> np.ndarray:
 OPERANDS = [("1", "64"), ("%r8", "64"), ("%r8", "%r9"), ("2", "%r9"), ("1", None)]
 
 
-@pytest.mark.parametrize("sm", [80, 89, 90, 120])
+@pytest.mark.parametrize("sm", [75, 80, 89, 90, 120])
 @pytest.mark.parametrize("kind", ["arrive", "sync"])
 @pytest.mark.parametrize("bar_id,count", OPERANDS)
 def test_diverged_warp_counts_once_as_ptxas(sm, kind, bar_id, count):
