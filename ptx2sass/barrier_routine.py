@@ -6,7 +6,8 @@ warp, and the warp's arrival is marked). A BAR instruction counts the warp once 
 it runs, so two halves of a warp at two BARs would count it twice: ptxas 13.5 (sm_7x/8x)
 tests the warp where the code may be diverged (inside a reconvergence region, or after a
 divergent branch that has none) with `BRA.CONV ~URZ` and runs the plain BAR when it is
-converged (sm_75: `BRA.DIV` to the call when not); otherwise it calls a routine
+converged (sm_75: `BRA.DIV` to the call when not, and `BMOV.32.CLEAR RZ, Bk` before the
+BSSY of the region around it); otherwise it calls a routine
 `$__cuda_sm70_barrier_<arrive|sync>[_<id>][_count]`
 (`WARPSYNC 0xffffffff`, the BAR, RET) in which the warp's lanes meet at one BAR. In
 straight-line code it writes the BAR alone.
