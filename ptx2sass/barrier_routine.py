@@ -38,6 +38,12 @@ def mark(mf: MFunction, mi: MInstr, operands: list) -> None:
     mf.nonaligned_barriers.append((mi, operands))
 
 
+def _next_marked(b: MBlock, marked: dict) -> int | None:
+    """The index of `b`'s first marked BAR (a guarded one stays as it is: its lanes are the
+    guard's, which a routine called by all of them would not keep)."""
+    return next((i for i, mi in enumerate(b.instrs) if id(mi) in marked and mi.guard is None), None)
+
+
 def kind_of(mi: MInstr, operands: list) -> tuple:
     """The routine's slow-path kind: ("barrier", mode, id or None, counted). As in ptxas's
     routines called from more than one place, a constant id is part of the routine and the
@@ -65,7 +71,7 @@ def expand(mf: MFunction, inside: set[int]) -> set[int]:
     for b in list(mf.blocks):
         if id(b) not in inside:
             continue
-        at = next((i for i, mi in enumerate(b.instrs) if id(mi) in marked), None)
+        at = _next_marked(b, marked)
         while at is not None:
             calling.add(id(b))
             bar = b.instrs[at]
@@ -114,7 +120,7 @@ def expand(mf: MFunction, inside: set[int]) -> set[int]:
                 mf.blocks[i + 1:i + 1] = [call, back, fast, after]
             inside.update(id(x) for x in (call, back, fast, after))
             b = after
-            at = next((i for i, mi in enumerate(b.instrs) if id(mi) in marked), None)
+            at = _next_marked(b, marked)
     return calling
 
 
@@ -140,7 +146,7 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
     for b in list(mf.blocks):
         if id(b) not in inside:
             continue
-        at = next((i for i, mi in enumerate(b.instrs) if id(mi) in marked), None)
+        at = _next_marked(b, marked)
         while at is not None:
             bar = b.instrs[at]
             operands = marked[id(bar)]
@@ -185,7 +191,7 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
             mf.blocks.extend([slow, end])
             inside.update(id(x) for x in (fast, after, slow, end))
             b = after
-            at = next((i for i, mi in enumerate(b.instrs) if id(mi) in marked), None)
+            at = _next_marked(b, marked)
 
 
 def name_of(kind: tuple) -> str:
