@@ -1246,9 +1246,11 @@ class Machine:
             live = int((st != EXITED).sum())
             for b in sorted(set(args[at].tolist()) - {CLUSTER_BARRIER}):
                 here = at & (args == b)
-                arrived = int(here.sum())
-                expected = self.launch.bar_counts.get((id(cta), b)) or live
-                if arrived < min(expected, live):
+                counted = self.launch.bar_counts.get((id(cta), b))
+                if counted:         # warp arrivals (ops_control.op_bar)
+                    if self.launch.__dict__.get("bar_arrivals", {}).get((id(cta), b), 0) * LANES < counted:
+                        continue
+                elif int(here.sum()) < live:
                     continue
                 preds = self.bar_pred[s][here]
                 result = (int(preds.sum()), bool(preds.all()), bool(np.count_nonzero(preds)))
@@ -1266,6 +1268,7 @@ class Machine:
                     self.last_bar[w] = b
                 self.dirty.update(ws.tolist())
                 self.launch.bar_counts.pop((id(cta), b), None)
+                self.launch.__dict__.get("bar_arrivals", {}).pop((id(cta), b), None)
                 released = True
         return released
 

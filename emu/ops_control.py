@@ -331,38 +331,93 @@ def op_warpsync(w, s, active, mask):
 
 @semantics("BAR", vector=True)
 def op_bar(w, s, active, mask):
+    """BAR.SYNC/RED wait at a CTA barrier, BAR.ARV arrives without waiting. A barrier with a
+    thread count counts **warp arrivals**, as the PTX ISA describes the instruction ("marks
+    warps' arrival at the barrier"; the count a multiple of the warp size): each execution
+    by a warp adds one warp (32 threads) whatever its active lanes, and the barrier
+    completes when the arrivals reach the count (machine `_release_cta_barriers`). So two
+    halves of a diverged warp that arrive at two different BARs count twice, which is why
+    ptxas makes a diverged warp meet (`WARPSYNC 0xffffffff`) in one routine before its BAR
+    for a non-aligned `barrier` (isel/memory.py). A model from the manual's words and
+    ptxas's code, not checked on a GPU. A barrier without a count waits for every live
+    thread of the CTA."""
     mods = s.ins.modifiers
     ops = list(s.ins.operands)
+    if not w.per_warp and ("ARV" in mods or len(ops) > 1):
+        raise PerWarp()
     if "ARV" in mods:
-        return   # arrive-only: no wait (producer side of a named barrier)
+        if np.count_nonzero(mask):
+            bar_id, count = _bar_id_count(w, ops, mask)
+            if count:
+                _arrive(w, bar_id, count, mask, wait=False)
+        return
     if not w.per_warp:
         return _bar_group(w, s, mods, ops, mask)
     # a register's value from a lane that executes (ptxas's -g code reaches a `BAR.SYNC R4`
     # with part of a warp: the others' registers hold anything)
-    first = int(np.argmax(mask)) if mask.any() else 0
-    bar_id = int(ops[0].value) if ops and isinstance(ops[0], Imm) else \
-        int(widen(w.r(ops[0]), 32)[first]) if ops else 0
-    count = None
-    pred = None
-    for op in ops[1:]:
-        if isinstance(op, Reg) and op.file in ("P", "UP"):
-            pred = op
-        elif isinstance(op, Reg) and isinstance(ops[0], Reg) and op.file == ops[0].file \
-                and op.index == ops[0].index and not op.is_zero:
-            # one register holds both: the count in bits 16..27, the id below
-            count = (bar_id >> 16) & 0xFFF
-            bar_id &= 0xF
-        elif isinstance(op, Imm) or isinstance(op, Reg):
-            count = int(widen(w.r(op), 32)[first])
+    bar_id, count = _bar_id_count(w, ops, mask)
+    pred = next((op for op in ops[1:] if isinstance(op, Reg) and op.file in ("P", "UP")), None)
     if pred is not None:
         w.bar_pred[:] = widen(w.pred(pred), 32)
     else:
         w.bar_pred[:] = True
     w.bar_kind[bar_id] = "AND" if "AND" in mods else "OR" if "OR" in mods else "POPC"
-    if count:
-        w.launch.bar_counts[(id(w.cta), bar_id)] = count
     w.state[mask] = AT_BAR
     w.wait_arg[mask] = bar_id
+    if count and np.count_nonzero(mask):
+        _arrive(w, bar_id, count, mask, wait=True)
+
+
+def _bar_id_count(w, ops, mask):
+    """(barrier id, thread count or None) of a BAR's operands, registers read in its first
+    executing lane; one register holding both has the count in bits 16..27."""
+    first = int(np.argmax(mask)) if mask.any() else 0
+    bar_id = int(ops[0].value) if ops and isinstance(ops[0], Imm) else \
+        int(widen(w.r(ops[0]), 32)[first]) if ops else 0
+    count = None
+    for op in ops[1:]:
+        if isinstance(op, Reg) and op.file in ("P", "UP"):
+            continue
+        if isinstance(op, Reg) and isinstance(ops[0], Reg) and op.file == ops[0].file \
+                and op.index == ops[0].index and not op.is_zero:
+            count = (bar_id >> 16) & 0xFFF
+            bar_id &= 0xF
+        elif isinstance(op, (Imm, Reg)):
+            count = int(widen(w.r(op), 32)[first])
+    return bar_id, count
+
+
+def _arrive(w, bar_id: int, count: int, mask, wait: bool) -> None:
+    """One warp's arrival at counted barrier `bar_id` of its CTA. Lanes inside a
+    `WARPSYNC.COLLECTIVE` section (sm_90+: ptxas's non-aligned barrier for a diverged warp,
+    one section at each of the barrier's places) arrive for the warp together: the warp
+    counts once all live lanes of the section's mask have run a BAR there. An arrive-only
+    one that completes the barrier with no thread waiting on it ends that phase here (the
+    next arrivals count toward the next); otherwise the machine releases the waiting lanes."""
+    key = (id(w.cta), bar_id)
+    launch = w.launch
+    if "excl" in w.m.__dict__:
+        tags = w.m.excl[w.idx]
+        if tags[mask].any():
+            members = int(tags[mask][0]) & ~mask_to_int(w.state == EXITED)
+            pending = launch.__dict__.setdefault("bar_collective", {})
+            here = (id(w.cta), bar_id, w.warp)
+            done = pending.get(here, 0) | mask_to_int(mask)
+            if members & ~done:
+                pending[here] = done
+                return
+            pending.pop(here, None)
+    launch.bar_counts[key] = count
+    arrivals = launch.__dict__.setdefault("bar_arrivals", {})
+    arrivals[key] = arrivals.get(key, 0) + 1
+    if not wait and arrivals[key] * 32 >= count:
+        m = w.m
+        per = m.warps_per_cta * 32
+        first = w.cta.index * per
+        st, args = m.state[first:first + per], m.wait_arg[first:first + per]
+        if not np.count_nonzero((st == AT_BAR) & (args == bar_id)):
+            arrivals.pop(key, None)
+            launch.bar_counts.pop(key, None)
 
 
 def _bar_group(g, s, mods, ops, mask):

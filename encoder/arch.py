@@ -111,9 +111,16 @@ class Target:
     # `WARPSYNC.ALL`, what ptxas writes there
     warpsync_immediate: bool = True
     # barrier[.cta].sync without .aligned (diverged threads may reach it): ptxas 13.5 writes
-    # BAR.SYNC on sm_7x/8x, BAR.SYNC.DEFER_BLOCKING on sm_90 and later when the warp is
-    # converged (its WARPSYNC.COLLECTIVE routine for a diverged warp is not written here)
+    # BAR.SYNC on sm_7x/8x, BAR.SYNC.DEFER_BLOCKING on sm_90 and later
     nonaligned_barrier_defers: bool = False
+    # the same barriers (and barrier.arrive) where the warp may be diverged: ptxas 13.5 calls
+    # a routine that makes the warp meet on sm_7x/8x, and on sm_90 and later runs the BAR in
+    # a WARPSYNC.COLLECTIVE section of its own (ptx2sass/barrier_routine.py)
+    nonaligned_barrier_collective: bool = False
+    # how ptxas tests for a diverged warp before such a routine: "conv" (sm_8x: `BRA.CONV
+    # ~URZ` to the plain instruction) or "div" (sm_75, whose BRA takes no uniform register:
+    # `BRA.DIV` to the call, placed after the function's code)
+    diverged_warp_test: str = "conv"
     # Shared-window addresses are cluster addresses (sm_90): a variable's address carries the
     # CTA's rank in its cluster from bit 24 (SR_CgaCtaId << 24, as ptxas computes every
     # one) and the generic form of a shared address is SR_SWINHI:address; sm_8x's generic
@@ -488,7 +495,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
 _HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, tensor_multicast=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
-                       memory_descriptor_operand=True, warpsync_immediate=False, nonaligned_barrier_defers=True, lepc_label=True, fp8_mma=False,
+                       memory_descriptor_operand=True, warpsync_immediate=False, nonaligned_barrier_defers=True, nonaligned_barrier_collective=True, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), function_address_relocation=(0x70, 0x71),
                        pointer_call_relocation=("__UFT_OFFSET", 0x72), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, sparse_4bit_mma=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
                        module_texture_slots=True, descriptor_index_mask=None,
@@ -555,7 +562,7 @@ _TURING_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x88, "n
                         "texture_descriptors": 0x70, "surface_descriptors": 0x80,
                         # isspacep.param's upper bound (ptxas: base + c[0x0][0x114])
                         "param_window_end": 0x114}
-_TURING_CODEGEN = dict(codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
+_TURING_CODEGEN = dict(diverged_warp_test="div", codegen=True, driver_cbank=_TURING_DRIVER_CBANK, max_warps=32, mma_k16=False,
                        tf32_k4_mma=False, sparse_mma=False, f64_mma="", binary_mma_ops=("xor",), latency="turing", address_width_suffix=False,
                        default_memory_scope="SYS",
                        renamed_modifiers=(("*", "SM", "CTA"), ("BAR", "DEFER_BLOCKING", "")),

@@ -140,6 +140,8 @@ class MFunction:
     # a setmaxnreg after a divergent branch (kept or dropped): ptxas writes CRS_STACK_SIZE 0
     setmaxnreg_diverged: bool = False
     warp_sync: list = field(default_factory=list)   # `.sync` warp operations (COOP_GROUP_*)
+    # BARs of non-aligned barriers (ptx2sass/barrier_routine.py): a routine where diverged
+    nonaligned_barriers: list = field(default_factory=list)
     jump_tables: list = field(default_factory=list)  # `brx.idx`: target label names, per BRX in order
     # vreg id -> the physical register it must get (calling-convention registers)
     precolored: dict = field(default_factory=dict)

@@ -49,6 +49,7 @@ lane-varying); in-selection loops and slow paths (isel/flow.py, CAS loops,
 """
 from __future__ import annotations
 
+from ptx2sass import barrier_routine
 from ptx2sass.encoder.model import Imm, Label, Reg
 from ptx2sass.errors import CompileError
 from ptx2sass.ir import components, immediate_dominators, reverse_postorder_from
@@ -528,11 +529,16 @@ def insert_reconvergence(mf: MFunction, function: bool = False) -> None:
     # 7. Full-mask collectives inside a region, or after a divergent branch that has none
     # (its sides end in EXITs of their own), may run with the warp split: make it meet.
     collectives = {id(mi) for mi in mf.warp_sync if mi.opcode in COLLECTIVES}
-    if collectives:        # (without any, nothing to find inside)
+    if collectives or mf.nonaligned_barriers:        # (without any, nothing to find inside)
         inside = set().union(*(_body(r) for r in ordered), {id(x) for x in reachable(*unjoined)})
         for b in mf.blocks:
             if id(b) in inside:
                 meet_before_collectives(b, collectives)
+        # non-aligned barriers there: the warp meets in a routine first (as ptxas)
+        if mf.nonaligned_barriers:
+            calling = barrier_routine.expand(mf, inside)
+            if calling and mf.target.diverged_warp_test == "div":
+                barrier_routine.clear_before(mf, [r.bssy for r in ordered if r.body & calling])
     # 8. An out-of-line function keeps its caller's callee-saved barriers.
     if function:
         _save_barriers(mf, sorted({r.barrier for r in ordered if r.barrier >= FIRST_CALLEE_SAVED}))

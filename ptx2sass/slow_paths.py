@@ -111,15 +111,22 @@ def _text(kind, arch: str) -> str:
 
 
 def subroutine(kind, info) -> Subroutine:
-    """The slow path of `kind` = (opcode, type, ftz) for the target `info`, compiled once."""
+    """The slow path of `kind` = (opcode, type, ftz) for the target `info`, compiled once;
+    or a non-aligned barrier's routine (kind ("barrier", ...), ptx2sass/barrier_routine.py)."""
     key = (info.name, kind)
     if key not in _compiled:
+        from ptx2sass import barrier_routine
         from ptx2sass.codegen import _body_slots, _compile_function, lower_checked
         from ptx2sass.frontend import check, parse
-        tree = parse(_text(kind, info.name), "<slow path>")
+        barrier = kind[0] == "barrier"
+        if barrier:
+            text, nargs = barrier_routine.routine_text(kind, info.name)
+        else:
+            text = _text(kind, info.name)
+        tree = parse(text, "<slow path>")
         check(tree, info.name, whole_program=True)
         fn = lower_checked(tree, keep_functions=True).functions[0]
-        fn.name = NAMES[kind]
+        fn.name = barrier_routine.name_of(kind) if barrier else NAMES[kind]
         for a in (abi.LINKABLE, abi.LOCAL_FUNCTION, abi.DECLARED_AT):   # (kept by keep_functions)
             fn.attributes.pop(a, None)
         fn.attributes[SLOW_PATH] = kind
@@ -132,6 +139,9 @@ def subroutine(kind, info) -> Subroutine:
         width = 2 if kind[1] in ("f64", *INTEGER) else 1
         n = 2 if kind[0] in ("div", "rem") else 1
         order = _order(kind, n)
+        if barrier:
+            width, n = 1, nargs
+            order = list(range(n))
         args = [(abi.FIRST_ARGUMENT + width * order.index(k), width) for k in range(n)]
         _compiled[key] = Subroutine(fn.name, args, (abi.FIRST_ARGUMENT, width),
                                     tuple(written), c)

@@ -158,7 +158,9 @@ FILES = (("sm_89", "campaign36_sm89.words"), ("sm_80", "campaign36_sm89.words"),
          ("sm_90", "bra_any_pred.words"), ("sm_100", "bra_any_pred.words"), ("sm_103", "bra_any_pred.words"),
          ("sm_110", "bra_any_pred.words"), ("sm_120", "bra_any_pred.words"), ("sm_121", "bra_any_pred.words"),
          ("sm_103", "ex2_bf16x2_sm103.words"), ("sm_75", "ld_l1_eviction_sm75.words"),
-         ("sm_89", "sparse_mma_narrow_sm89.words"), ("sm_90", "sparse_tf32_sm90.words"))
+         ("sm_89", "sparse_mma_narrow_sm89.words"), ("sm_90", "sparse_tf32_sm90.words"),
+         ("sm_90", "cvt_pack_2bit_sm90.words"), ("sm_100", "cvt_pack_2bit_sm90.words"),
+         ("sm_120", "cvt_pack_2bit_sm90.words"))
 
 
 def _words():

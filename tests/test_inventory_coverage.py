@@ -19,10 +19,7 @@ KNOWN_WRONG = {
     "div.s64": "division by zero gives 1, ptxas -1 (helper `openworld`)",
     "tanh.approx.f16x2": "our codec decodes ptxas's `MUFU.TANH.F16 R, R.H1` without .H1",
 }
-KNOWN_WRONG_NAMES = ("f16x2 pp,",      # setp.f16x2 with two results (helper `openworld`)
-                     # barrier[.cta].arrive without .aligned: ptxas calls a routine that
-                     # waits for the warp (WARPSYNC) when it is diverged; ours BAR.ARV alone
-                     "barrier.arrive a,a", "barrier.cta.arrive a,a")
+KNOWN_WRONG_NAMES = ("f16x2 pp,",)      # setp.f16x2 with two results (helper `openworld`)
 
 SAMPLE = os.environ.get("PTX2SASS_SAMPLE", "")
 

@@ -36,7 +36,8 @@ from ptx2sass.frontend.inventory import Form
 from tools.inventory_kernels import WIDTH, version_for
 from tools.inventory_async import async_kernel, is_async_form
 from tools.inventory_memory import is_memory_form, memory_kernel
-from tools.inventory_sync import form_instructions_missing, is_sync_form, sync_kernel
+from tools.inventory_reduce import is_reduce_form, reduce_kernel
+from tools.inventory_sync import cluster_shape, form_instructions_missing, is_sync_form, sync_kernel
 from tools.inventory_texture import is_surface_form, is_texture_form, surface_kernel, texture_kernel
 
 THREADS = 64
@@ -499,18 +500,31 @@ def value_inputs(sources: list[str], rng: random.Random) -> np.ndarray:
 
 def _readback_ok(cubin: bytes, codes) -> bool:
     from tools.emu_testing import _parseable
-    from ptx2sass.encoder.model import Label
+    from ptx2sass.encoder.model import Label, Reloc
     from ptx2sass.encoder.sass_text import format_instruction, parse_listing
 
     def norm(ins):
-        ops = tuple(Label("L", op.offset) if isinstance(op, Label) else op for op in ins.operands)
+        # (a whole-symbol relocation, `(.nv.unified.texrefDescSize), reads back as a label)
+        ops = tuple(Label("L", op.offset) if isinstance(op, Label) else
+                    Label("L", None) if isinstance(op, Reloc) and op.half == "abs" else op for op in ins.operands)
         return format_instruction(type(ins)(ins.opcode, ins.modifiers, ops, ins.guard, ins.control))
     listing = parse_listing(_parseable(oracle.nvdisasm(cubin)))
     for code in codes:
+        # (a kernel's subroutines, ptx2sass/slow_paths.py, follow it in its section under
+        # symbols of their own: the listing shows them as functions of that section)
         fn = [f for f in listing.functions if f.section == f".text.{code.name}"]
-        if not fn or [norm(e.instruction) for e in fn[0].entries] != [norm(i) for i in code.instructions]:
+        if not fn or [norm(e.instruction) for f in fn for e in f.entries] != [norm(i) for i in code.instructions]:
             return False
     return True
+
+
+def has_value_kernel(form: Form, sm: int = 89) -> bool:
+    """Whether check_form runs the form in the emulator (else it can say "compiled" at best)."""
+    ptx = version_for(form, sm)
+    return (is_sync_form(form) or is_surface_form(form) or is_texture_form(form) or is_async_form(form)
+            or is_memory_form(form) or is_reduce_form(form) or is_mbarrier_form(form) or is_atomic_form(form)
+            or (form.opcode == "wmma" and wmma_kernel(form, ptx, sm) is not None)
+            or (form.opcode == "mma" and mma_kernel(form, ptx, sm) is not None) or is_value_form(form))
 
 
 def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = False) -> tuple[str, str]:
@@ -541,6 +555,9 @@ def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = Fal
     elif is_memory_form(form):
         value = True
         text, sources, outs, extra, model = memory_kernel(form, ptx, rng, sm)
+    elif is_reduce_form(form):
+        value = True
+        text, inputs, outs = reduce_kernel(form, ptx, rng, sm)
     elif is_mbarrier_form(form):
         value = True
         text, outs = mbarrier_kernel(form, ptx, sm)
@@ -590,7 +607,7 @@ def check_form(form: Form, seed: int = 0, sm: int = 89, compile_only: bool = Fal
         bound = objects() if objects else None
         try:
             res = run(cub, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), *extra],
-                      hazard_check=hazards, textures=bound)
+                      hazard_check=hazards, textures=bound, cluster=cluster_shape(form))
         except Exception as e:      # noqa: BLE001
             return "crash", f"emulator ({'ours' if hazards else 'ptxas'}): {type(e).__name__}: {e}"
         if hazards and res.hazards:
@@ -713,8 +730,18 @@ def main(argv=None) -> int:
                     help="only which forms ptxas accepts that we refuse (no emulator, no read-back)")
     ap.add_argument("--reverse", action="store_true",
                     help="check the forms last to first (a second process on the same matrix)")
+    ap.add_argument("--without-kernel", action="store_true",
+                    help="only count the forms that have no value kernel, by opcode and operand kinds")
     args = ap.parse_args(argv)
     forms = sm89_forms(args.arch)
+    if args.without_kernel:
+        left = Counter((f.spelling.split(".")[0] + "." + f.spelling.split(".")[1] if "." in f.spelling else f.opcode,
+                        ",".join(op.kind for op in f.operands))
+                       for f in forms if not has_value_kernel(f, args.arch))
+        print(f"{sum(left.values())} of {len(forms)} forms have no value kernel")
+        for (what, kinds), n in left.most_common(args.show):
+            print(f"{n:6} {what} {kinds}")
+        return 0
     if args.chapter:
         forms = [f for f in forms if f.chapter == args.chapter]
     if args.opcode:                 # one opcode or several, comma-separated

@@ -2,13 +2,16 @@
 their own: barriers, fences, cache hints, control flow, the vector `mov` packs, brkpt/trap,
 stackrestore.
 
-- barriers (`bar`/`barrier` `.sync`/`.arrive`, `bar.warp.sync`): each thread writes a value
+- barriers (`bar`/`barrier` `.sync`/`.arrive`, `bar.warp.sync`; `barrier.cluster.arrive/wait`
+  as a pair in a cluster launch of one CTA): each thread writes a value
   to its shared slot and reads its partner's (the other warp's; the neighbour lane for
   bar.warp.sync) after the barrier. The first warp computes its value through a loop first,
   so a reader that does not wait sees the slot's old contents. An `.arrive` form is the
   first warp's (the producer's); the second warp waits with `bar.sync` on the same barrier.
+  A non-aligned `barrier` form is reached by the first warp's lanes apart (even and odd
+  lanes at two copies of it), the second warp coming last (`_diverged_barrier_body`).
 - ordering and hints (fence, membar, prefetch[u], applypriority, discard, nanosleep, pmevent,
-  brkpt/trap under a predicate that is false when run): the form among loads, stores and
+  griddepcontrol, brkpt/trap under a predicate that is false when run): the form among loads, stores and
   arithmetic on the thread's input row; the results must be the same as ptxas's cubin's,
   and the instructions ptxas writes for the form (its kernel's opcodes that its kernel
   without the form lacks) must be in ours (`form_opcodes_present`).
@@ -31,7 +34,7 @@ THREADS = 64
 IN_SLOTS, OUT_SLOTS = 8, 16          # out rows of 128 bytes: discard/applypriority take one
 BARRIERS = ("bar", "barrier")
 ORDERING = ("fence", "membar", "prefetch", "prefetchu", "applypriority", "discard",
-            "nanosleep", "pmevent", "brkpt", "trap")
+            "nanosleep", "pmevent", "brkpt", "trap", "griddepcontrol")
 CONTROL = ("bra", "brx", "call", "ret", "exit")
 
 HEAD = """.version {v0}.{v1}
@@ -67,6 +70,8 @@ def _kind(form: Form) -> str | None:
     if form.opcode in BARRIERS and form.spelling.split(".")[1:2] in (["sync"], ["arrive"], ["cta"], ["warp"]):
         if form.spelling in ("bar.warp.sync",) or kinds in (("a", "a"),):
             return "barrier"
+    if form.spelling.startswith("barrier.cluster.") and kinds == ():
+        return "cluster_barrier"
     if form.opcode in ORDERING:
         if kinds in ((), ("m",), ("m", "x"), ("a",), ("x",)):
             return "ordering"
@@ -120,6 +125,88 @@ def _barrier_body(form: Form, keep: bool) -> str:
     body += [partner, "mad.lo.u32 %ix, %ix, 4, %sa;", "ld.shared.u32 %v2, [%ix];",
              "st.global.u32 [%rdo], %v0;", "st.global.u32 [%rdo+8], %v2;"]
     return "\n".join(body) + "\n"
+
+
+def _diverged(form: Form) -> bool:
+    """A non-aligned `barrier` (the PTX ISA lets a warp's threads reach it apart)."""
+    return form.opcode == "barrier" and ".aligned" not in form.spelling and len(form.operands) == 2
+
+
+def _diverged_barrier_body(form: Form, keep: bool) -> str:
+    """The first warp's lanes reach the form apart (even lanes at one copy, odd ones at
+    another) after storing their values; the second warp computes its values through a
+    loop first, stores them and waits with `bar.sync` (an `.arrive` form) or the form
+    itself, then reads the first warp's slots (and the first warp, for a `.sync` form, the
+    second's). Each warp must count once: counted twice, the barrier completes before the
+    second warp comes (a wrong read, then a deadlock)."""
+    line = f"{form.spelling} 1, {THREADS};"
+    arrive = ".arrive" in form.spelling
+    body = [
+        "mov.u32 %sa, sbuf;",
+        "mad.lo.u32 %pa, %tx, 4, %sa;",
+        "setp.ge.u32 %pw, %tx, 32;",
+        "@%pw bra L_consumer;",
+        "st.shared.u32 [%pa], %v0;",
+        "and.b32 %n, %tx, 1;",
+        "setp.ne.u32 %pl, %n, 0;",
+        "@%pl bra L_odd;",
+        line if keep else "",
+        "bra.uni L_met;",
+        "L_odd:",
+        line if keep else "",
+        "L_met:",
+        ("st.global.u32 [%rdo], %v0;\nbra.uni L_done;" if arrive else "bra.uni L_read;"),
+        "L_consumer:",
+        "mov.u32 %n, 40;",
+        "L_loop:",
+        "mad.lo.u32 %v0, %v0, 3, %v1;",
+        "sub.u32 %n, %n, 1;",
+        "setp.ne.u32 %pl, %n, 0;",
+        "@%pl bra L_loop;",
+        "st.shared.u32 [%pa], %v0;",
+        f"bar.sync 1, {THREADS};" if arrive else (line if keep else ""),
+        "L_read:",
+        "xor.b32 %ix, %tx, 32;",
+        "mad.lo.u32 %ix, %ix, 4, %sa;",
+        "ld.shared.u32 %v2, [%ix];",
+        "st.global.u32 [%rdo], %v0;",
+        "st.global.u32 [%rdo+8], %v2;",
+        "L_done:",
+    ]
+    return "\n".join(x for x in body if x) + "\n"
+
+
+def _cluster_barrier_body(form: Form, keep: bool) -> str:
+    """barrier.cluster.arrive/.wait in place of a CTA barrier: the first warp's values take
+    a loop, every thread stores its value, arrives, waits and reads the other warp's (the
+    form's counterpart is the plain aligned one). Launched as a cluster of one CTA
+    (`cluster_shape`), so ptxas's cluster path (UCGABAR_*) runs, not its BAR.SYNC 0."""
+    arrive = form.spelling.startswith("barrier.cluster.arrive")
+    line = f"{form.spelling};" if keep else ""
+    body = [
+        "mov.u32 %sa, sbuf;",
+        "mad.lo.u32 %pa, %tx, 4, %sa;",
+        "setp.ge.u32 %pw, %tx, 32;",
+        "@%pw bra L_store;",
+        "mov.u32 %n, 40;",
+        "L_loop:",
+        "mad.lo.u32 %v0, %v0, 3, %v1;",
+        "sub.u32 %n, %n, 1;",
+        "setp.ne.u32 %pl, %n, 0;",
+        "@%pl bra L_loop;",
+        "L_store:",
+        "st.shared.u32 [%pa], %v0;",
+        line if arrive else "barrier.cluster.arrive.aligned;",
+        "barrier.cluster.wait.aligned;" if arrive else line,
+        "xor.b32 %ix, %tx, 32;", "mad.lo.u32 %ix, %ix, 4, %sa;", "ld.shared.u32 %v2, [%ix];",
+        "st.global.u32 [%rdo], %v0;", "st.global.u32 [%rdo+8], %v2;",
+    ]
+    return "\n".join(x for x in body if x) + "\n"
+
+
+def cluster_shape(form: Form):
+    """The cluster a form's kernel is launched as (None: a plain launch)."""
+    return (1, 1, 1) if _kind(form) == "cluster_barrier" else None
 
 
 def _ordering_line(form: Form) -> str:
@@ -251,7 +338,10 @@ def sync_kernel(form: Form, ptx: tuple[int, int], rng: random.Random, sm: int = 
         return _stack(form, ptx, sm), data, OUT_SLOTS, None
     if kind == "pack":
         return _pack(form, ptx, sm), data, OUT_SLOTS, None
-    body = _barrier_body if kind == "barrier" else _ordering_body
+    if kind == "cluster_barrier":
+        body = _cluster_barrier_body
+    else:
+        body = (_diverged_barrier_body if _diverged(form) else _barrier_body) if kind == "barrier" else _ordering_body
     text = _head(form, ptx, sm) + body(form, True) + TAIL
     without = _head(form, ptx, sm) + body(form, False) + TAIL
     return text, data, OUT_SLOTS, without
@@ -264,12 +354,15 @@ SURROUNDINGS = frozenset("IADD3 VIADD IMAD LOP3 SHF LEA MOV HFMA2 SEL ISETP PLOP
                          "UIADD3 ULOP3 UP2UR UR2UP R2UR LDC LDL STL LDS STS LDG STG BSSY BSYNC BRA "
                          "EXIT NOP WARPSYNC".split())
 _REGISTER = re.compile(r"\b(UR|R|UP|P)(\d+|Z|T)\b")
+# a subroutine's symbol in its kernel's text: ptxas's `$__internal_N_$name`, ours `$k$$name`
+_SUBROUTINE = re.compile(r"\$(?:__internal_\d+_|[A-Za-z_]\w*\$)(?=\$__)")
 
 
 def instruction_keys(cubin: bytes) -> set[str]:
-    """A cubin's instructions as nvdisasm reads them, register numbers left out (which
-    registers two compilers pick differs; opcode, modifiers, immediates and operand shapes
-    do not), outside SURROUNDINGS."""
+    """A cubin's instructions as nvdisasm reads them, register numbers and the kernel
+    prefix of a subroutine's symbol left out (which registers two compilers pick differs,
+    and how they name a kernel's copy of a routine; opcode, modifiers, immediates, operand
+    shapes and the routine's name do not), outside SURROUNDINGS."""
     from ptx2sass import oracle
     from ptx2sass.encoder.sass_text import format_instruction, parse_listing
     from tools.emu_testing import _parseable
@@ -281,7 +374,8 @@ def instruction_keys(cubin: bytes) -> set[str]:
             if ins.opcode in SURROUNDINGS:
                 continue
             text = format_instruction(type(ins)(ins.opcode, ins.modifiers, ins.operands, None, None))
-            keys.add(_REGISTER.sub(lambda m: m.group(1), text).strip().rstrip(";").strip())
+            text = _SUBROUTINE.sub("", _REGISTER.sub(lambda m: m.group(1), text))
+            keys.add(text.strip().rstrip(";").strip())
     return keys
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptx2sass import ir
+from ptx2sass import barrier_routine, ir, slow_paths
 from ptx2sass.errors import CompileError
 from ptx2sass.fences import (ACQUIRE_INVALIDATION, CLUSTER_ERROR_BARRIER, ERROR_BARRIER, acquire_fences,
                               release_fences)
@@ -1325,7 +1325,9 @@ class MemorySelection:
         elif ty == "f32":
             self.emit("FADD", (), [new, old, v])
         elif ty == "f64":
-            self.emit("DADD", (), [new, old, v])
+            # the operand first, as ptxas: of two NaNs DADD returns one by position
+            # (emu/fp.py `propagate_nan_f64`), so the order shows in the result
+            self.emit("DADD", (), [new, v, old])
         elif op in self.LOGIC_LUT:
             self.emit(IMPLICIT_DEF, (), [new], guarded=False)
             for k in range(2):
@@ -1771,6 +1773,7 @@ class MemorySelection:
         mode = mods[0] if mods else None
         if mode == "warp":
             return self.sel_bar_warp(ins)
+        self.meet_in_barrier_routine()
         if mode == "sync":
             self.emit("BAR", ("SYNC", "DEFER_BLOCKING"), self.barrier_operands(ins.srcs), ndefs=0)
         elif mode == "red":
@@ -1786,7 +1789,9 @@ class MemorySelection:
             else:
                 self.emit("B2R", ("RESULT",), [RZ, self.dst(d)], ndefs=2)
         elif mode == "arrive" and len(ins.srcs) == 2:
-            self.emit("BAR", ("ARV",), self.barrier_operands(ins.srcs), ndefs=0)
+            mi = self.emit("BAR", ("ARV",), self.barrier_operands(ins.srcs), ndefs=0)
+            if ins.opcode == "barrier" and "aligned" not in mods:
+                barrier_routine.mark(self.mf, mi, self.barrier_routine_operands(ins.srcs))
         else:
             raise self.unsupported(f"`{ins.opcode}.{'.'.join(ins.modifiers)}`")
 
@@ -1800,7 +1805,21 @@ class MemorySelection:
         if "aligned" in mods or mods[:1] != ("sync",):
             return self.sel_bar(ins)
         mods = ("SYNC", "DEFER_BLOCKING") if self.arch.nonaligned_barrier_defers else ("SYNC",)
-        self.warp_sync_op("BAR", mods, self.barrier_operands(ins.srcs), ndefs=0)
+        self.meet_in_barrier_routine()
+        mi = self.warp_sync_op("BAR", mods, self.barrier_operands(ins.srcs), ndefs=0)
+        barrier_routine.mark(self.mf, mi, self.barrier_routine_operands(ins.srcs))
+
+    def barrier_routine_operands(self, srcs) -> list:
+        """A non-aligned barrier's id and count as its routine takes them (an Imm or a
+        register each: ptx2sass/barrier_routine.py)."""
+        return [Imm(s.value & 0xFFFFFFFF) if isinstance(s, ir.Const) else self.reg_part(s) for s in srcs[:2]]
+
+    def meet_in_barrier_routine(self) -> None:
+        """In a non-aligned barrier's routine (ptx2sass/barrier_routine.py) the warp's lanes
+        meet before its BAR."""
+        kind = self.fn.attributes.get(slow_paths.SLOW_PATH)
+        if kind is not None and kind[0] == "barrier":
+            self.emit("WARPSYNC", (), [Imm(0xFFFFFFFF)], ndefs=0)
 
     def cluster_barrier(self, ins) -> None:
         """barrier.cluster.arrive[.release|.relaxed] / .wait[.acquire] (sm_90+), as ptxas 13.5
