@@ -402,6 +402,12 @@ class Target:
     gb10b_war_bytes: int = 0
     compat_0b_value: tuple[tuple[str, int], ...] = ()
     compat_accelerator_05: int | None = None
+    # `.nv.compat` record 0x0d's value (0x101; sm_107: 0x103) and the unnamed 0x5f record's
+    # bits of every kernel's `.nv.info` beyond sm_90's 0x101 (sm_107: 0x2, ptxas 13.5.37)
+    compat_0d_value: int = 0x101
+    kernel_5f_extra_bits: int = 0
+    # every kernel's `.nv.info` ends with the unnamed no-value record 0x67 (sm_107)
+    kernel_record_67: bool = False
     # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
     # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
     # internal symbol there (None)
@@ -610,6 +616,13 @@ _TABLE = [
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True, resident_limits=(1536, 24),
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
+    # sm_107: sm_120's instructions and words (ptxas 13.5.37 writes the same opcodes and
+    # encodings; its schedule differs: `latency`), its own e_flags, `.nv.compat` (sm_90's
+    # records but 0x0d = 0x103) and kernel records (0x5f = 0x103, a last record 0x67)
+    _info(107, "blackwell", 0x6006B02, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120",
+          resident_limits=(1536, 24), compat_0d_value=0x103, kernel_5f_extra_bits=0x2,
+          kernel_record_67=True),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120",

@@ -28,7 +28,7 @@ from .cubin_layout import default_strtab
 from .elf_layout import (StringTable, ET_EWP, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
-from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
+from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, UNNAMED_67, Fmt, KParam,
                      NvInfoRecord)
 
 R_CUDA_64 = 2
@@ -82,7 +82,7 @@ KERNEL_ATTRIBUTE_ORDER = {
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK",
                                                  "TOOLS_PATCH_FUNC")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
-               "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
+               UNNAMED_67, "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
 }
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
@@ -238,7 +238,7 @@ def compat_section(info, isa_class: int) -> bytes:
     extra_07 = bytes([3, 0x07, 1, 1]) if info.compat_record_07 else b""
     value_0b = dict(info.compat_0b_value).get(info.variant, 0)
     return bytes([2, _COMPAT_ACCELERATOR, int(accelerator), 0, 2, 0x0C, 0, 0,
-                  2, _COMPAT_ISA_CLASS, isa_class, 0]) + extra_05 + bytes([3, 0x0D, 1, 1]) \
+                  2, _COMPAT_ISA_CLASS, isa_class, 0]) + extra_05 + bytes([3, 0x0D]) + info.compat_0d_value.to_bytes(2, "little") \
         + extra_07 + bytes([2, 3, 0, 0, 4, 0x0B, 8, 0]) + value_0b.to_bytes(8, "little") \
         + bytes([3, 0x0E, 0x40, 0x04])
 
@@ -302,6 +302,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
                  NvInfoRecord.byte("PREEXIT_USED", int(k.preexit_used))]
     if info.kernel_sw_war is not None:
         recs.append(NvInfoRecord.words("SW_WAR", info.kernel_sw_war))
+    if info.kernel_record_67:
+        recs.append(NvInfoRecord(UNNAMED_67, Fmt.NVAL, 0))
     if info.kernel_nval_35:
         recs.append(NvInfoRecord(UNNAMED_35, Fmt.NVAL, 0))
     if k.params:
@@ -324,7 +326,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     if k.tools_patch:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["TOOLS_PATCH_FUNC"], Fmt.NVAL, 0))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0 if not hopper
-                             else _HOPPER_5F | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
+                             else _HOPPER_5F | info.kernel_5f_extra_bits
+                             | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
     if k.reg_reconfig:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["REG_RECONFIG"], Fmt.NVAL, 0))
     if info.vrc_cta_init_count is not None:
