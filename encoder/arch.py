@@ -50,7 +50,7 @@ class Target:
     register_unit_per_thread: int = 8
     # (threads, CTAs) an SM holds at once, as ptxas 13.5 checks `.maxntid` (in whole warps)
     # times `.minnctapersm` against them: past either it warns and ignores .minnctapersm
-    # (probed: sm_75 1024/16, sm_80/90/100/103 2048/32, sm_86/87 1536/16, sm_89/110/120/121
+    # (probed: sm_75 and sm_107 1024/16, sm_80/90/100/103 2048/32, sm_86/87 1536/16, sm_89/110/120/121
     # 1536/24; the CUDA C++ Programming Guide's per-compute-capability limits)
     resident_limits: tuple[int, int] = (2048, 32)
     # The encoding table the codec reads this arch's words with (None: none probed yet).
@@ -406,7 +406,8 @@ class Target:
     # bits of every kernel's `.nv.info` beyond sm_90's 0x101 (sm_107: 0x2, ptxas 13.5.37)
     compat_0d_value: int = 0x101
     kernel_5f_extra_bits: int = 0
-    # every kernel's `.nv.info` ends with the unnamed no-value record 0x67 (sm_107)
+    # every function's `.nv.info` ends with the unnamed record 0x67 (BVAL 0) but in -c
+    # output (sm_107; -g, -Ofc, -ewp and executables alike)
     kernel_record_67: bool = False
     # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
     # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
@@ -617,11 +618,11 @@ _TABLE = [
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True, resident_limits=(1536, 24),
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
     # sm_107: sm_120's instructions and words (ptxas 13.5.37 writes the same opcodes and
-    # encodings; its schedule differs: `latency`), its own e_flags, `.nv.compat` (sm_90's
+    # encodings; its schedule differs: blackwell_sm107.json), its own e_flags, `.nv.compat` (sm_90's
     # records but 0x0d = 0x103) and kernel records (0x5f = 0x103, a last record 0x67)
     _info(107, "blackwell", 0x6006B02, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120",
-          resident_limits=(1536, 24), compat_0d_value=0x103, kernel_5f_extra_bits=0x2,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, latency="blackwell_sm107"),
+          own_forms="sm_120", resident_limits=(1024, 16), compat_0d_value=0x103, kernel_5f_extra_bits=0x2,
           kernel_record_67=True),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,

@@ -278,10 +278,11 @@ def sparse_mma_mask(instructions) -> int:
 
 
 def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
-                      extern_symbols: list[int] = (), handle_kinds: dict | None = None) -> list[NvInfoRecord]:
+                      extern_symbols: list[int] = (), handle_kinds: dict | None = None,
+                      relocatable: bool = False) -> list[NvInfoRecord]:
     """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order
     (`extern_symbols`: the symbol indices of `k.externs`; `handle_kinds`: the module's
-    handle variables' types, for `k.handle_slots`)."""
+    handle variables' types, for `k.handle_slots`; `relocatable`: -c output)."""
     handle_kinds = handle_kinds or {}
     info = arch_info(arch)
     hopper = info.cubin_style == "hopper"
@@ -302,8 +303,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
                  NvInfoRecord.byte("PREEXIT_USED", int(k.preexit_used))]
     if info.kernel_sw_war is not None:
         recs.append(NvInfoRecord.words("SW_WAR", info.kernel_sw_war))
-    if info.kernel_record_67:
-        recs.append(NvInfoRecord(UNNAMED_67, Fmt.NVAL, 0))
+    if info.kernel_record_67 and not relocatable:       # (ptxas 13.5.37: none under -c)
+        recs.append(NvInfoRecord(UNNAMED_67, Fmt.BVAL, 0))
     if info.kernel_nval_35:
         recs.append(NvInfoRecord(UNNAMED_35, Fmt.NVAL, 0))
     if k.params:
@@ -875,7 +876,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             k.attributes = kernel_attributes(k, const0_sym.get(k.name), arch,
                                              [extern_sym[e] for e in k.externs if e in extern_sym]
                                              + [func_sym[e] for e in k.named_kernels],
-                                             handles)
+                                             handles, relocatable)
         if k.const0 is None and k.is_entry:
             k.const0 = bytes(max([k.param_base + k.param_bytes] + [at + 4 for at, _ in k.handle_slots]))
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],
