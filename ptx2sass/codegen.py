@@ -83,6 +83,9 @@ ASYNC_COPY_SCOREBOARD = 0
 FP8_FORMATS = {"E4M3", "E5M2"}
 # the texture unit's instructions (sm_90's `.nv.compat` ISA class 2, with FP8 converts)
 TEXTURE_UNIT_OPCODES = {"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"}
+# ... and the saturating integer add (`add.sat.s32`/`sub.sat.s32` as VIADD.S32.ISAT: ptxas
+# 13.5.37 writes ISA class 2 for it on sm_107 and sm_120), as (opcode, modifier)
+ISA_CLASS_2_FORMS = {("VIADD", "ISAT")}
 
 
 class KernelCode:
@@ -1068,9 +1071,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             debug_sections += register_sections(lines)
             debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
                                              | set(mod_layout.bank4))
-    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 or uses the texture unit
-    # (as ptxas records it)
-    fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES
+    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8, uses the texture unit or
+    # saturates an integer add (as ptxas records it)
+    fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES or (ins.opcode, m) in ISA_CLASS_2_FORMS
               for c in codes for ins in c.instructions for m in (*ins.modifiers, None))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     tool_args=(options or {}).get("tool_args"),
