@@ -34,6 +34,7 @@ from .nvinfo import (ATTRIBUTE_CODES, MULTICAST_BULK_5F, UNNAMED_5F, Fmt, KParam
 SHT_CUDA_INFO = 0x70000000
 SHT_CUDA_CALLGRAPH = 0x70000001
 SHT_CUDA_CONSTANT0_REL = 0x70000064   # `.nv.constant0.<k>` in relocatable (-c) output
+SHT_CUDA_CONSTANT2_REL = 0x70000066   # `.nv.constant2.<f>` (its jump tables) in relocatable output
 SHT_CUDA_CONSTANT3_REL = 0x70000067   # `.nv.constant3` (module `.const` variables) in relocatable output
 SHT_CUDA_SHARED_REL = 0x7000000A      # `.nv.shared.<k>` in relocatable (-c) output
 SHN_LORESERVE = 0xFF00
@@ -843,8 +844,9 @@ class _Writer:
             if k.attributes is not None:
                 out.append(RawSection(f".nv.info.{k.name}", SHT_CUDA_INFO, SHF_INFO_LINK, align=4,
                                       data=encode_records(k.attributes)))
-            if k.const2 is not None:
-                out.append(RawSection(f".nv.constant2.{k.name}", SHT_PROGBITS,
+            if k.const2 is not None:     # (-c: the jump tables' objects, placed by the linker)
+                out.append(RawSection(f".nv.constant2.{k.name}",
+                                      SHT_CUDA_CONSTANT2_REL if c.e_type == ET_REL else SHT_PROGBITS,
                                       SHF_ALLOC | SHF_INFO_LINK, align=k.const2_align, data=k.const2))
             if k.const0 is not None:
                 out.append(RawSection(f".nv.constant0.{k.name}",

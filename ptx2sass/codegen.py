@@ -295,9 +295,9 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
     for _, op in without_relocations(ins)[1]:
         if isinstance(op, ConstRef):        # a module `.const` variable read in relocatable output
             uniform_type, other_type, _, always_rela = const_relocation
-            symbol, addend = op.reloc
-            kind = uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
-            out.append((pc, symbol, kind, addend if addend or always_rela else None))
+            symbol, addend, *own_kind = op.reloc       # (a jump table's: its own type, `.rela`)
+            kind = own_kind[0] if own_kind else uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
+            out.append((pc, symbol, kind, addend if addend or always_rela or own_kind else None))
         elif isinstance(op, Reloc):
             kind = (DESCRIPTOR_RELOCATION if op.function_descriptor else CODE_RELOCATION)[op.half]
             if op.function:
@@ -310,6 +310,20 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
             kind, with_addend = call_relocation
             out.append((pc, op.name, kind, 0 if with_addend else None))
     return out
+
+
+def jump_table_symbol(function: str, tables: bytes) -> str:
+    """-c: the object a function's `brx.idx` tables are (ptxas 13.5.37's name)."""
+    return f"{function}.const_opt.0.{len(tables)}"
+
+
+def _name_jump_tables(instructions: list[Instruction], symbol: str) -> list[Instruction]:
+    """The table loads' relocations against the function's table object, once its size is known."""
+    def named(op):
+        if isinstance(op, ConstRef) and op.reloc and op.reloc[0] == abi.JUMP_TABLE_SYMBOL:
+            return replace(op, reloc=(symbol, *op.reloc[1:]))
+        return op
+    return [replace(ins, operands=tuple(map(named, ins.operands))) for ins in instructions]
 
 
 def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
@@ -713,6 +727,8 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables,
                                                           fn.attributes.get(abi.JUMP_TABLE_BASE, 0))
+    if const2 and fn.attributes.get(abi.JUMP_TABLE_RELOCATED):
+        instructions = _name_jump_tables(instructions, jump_table_symbol(fn.name, const2))
     if (abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees)) \
             and None not in pointers.values():
         if const2:
@@ -909,6 +925,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     fast_out_of_line = not relocatable and any(abi.is_linkable(fn) for fn in module.functions)
     if full_debug or fast_out_of_line:
         _place_jump_tables(module)
+    if relocatable:
+        for fn in module.functions:
+            fn.attributes[abi.JUMP_TABLE_RELOCATED] = True
     pointers = abi.function_pointers(module)
     pointer_calls = full_debug or relocatable or fast_out_of_line
     if pointer_calls:
@@ -1521,22 +1540,11 @@ def keeps_functions(tree, options: dict) -> bool | str:
     if (is_debug(tree, options) or options.get("fast_compile") in FAST_COMPILE_OUT_OF_LINE
             or _flag(options.get("tools_patch"))):
         return True
-    # -c: not yet where a local function holds a `brx.idx` table (ptxas relocates the
-    # table's place, `R_CUDA_CONST_FIELD21_38`, which we do not write): inlined as before
-    if not _flag(options.get("compile_only")) or _local_jump_tables(tree):
+    if not _flag(options.get("compile_only")):
         return False
     # -c --enable-func-clone-sc: ptxas copies into the kernels the local functions only
     # kernels reach, keeping out of line those a link target reaches
     return "clone" if _flag(options.get("clone_functions")) else True
-
-
-def _local_jump_tables(tree) -> bool:
-    from ptx2sass.frontend.depth import deep_walks
-    from ptx2sass.inline import opcodes_in
-    with deep_walks():
-        return any("brx" in opcodes_in(f.body) for f in tree.functions()
-                   if f.kind == ".func" and f.body is not None and ".visible" not in f.linkage
-                   and ".weak" not in f.linkage)
 
 
 def _flag(value) -> bool:

@@ -233,15 +233,70 @@ D:
 """ + _kernel("k", ("sw",))
 
 
-def test_c_local_function_with_jump_table_runs(tmp_path):
-    """-c: a local function holding a `brx.idx` table is still inlined (ptxas relocates the
-    table's place in the linked bank, which we do not write yet); the linked object
-    computes what ptxas's does."""
-    MODULES["switch"] = SWITCH
+# the same switch in a `.visible` function, and in the kernel itself
+SWITCH_VISIBLE = SWITCH.replace(".func (.param .b32 r) sw", ".visible .func (.param .b32 r) sw")
+SWITCH_KERNEL = HEAD + """.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x; and.b32 %r1, %r1, 3;
+  ts: .branchtargets L0, L1, L2, L3;
+  brx.idx %r1, ts;
+L0: mov.u32 %r2, 10; bra.uni D;
+L1: mov.u32 %r2, 21; bra.uni D;
+L2: mov.u32 %r2, 32; bra.uni D;
+L3: mov.u32 %r2, 43;
+D:
+  mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd2, %rd1; st.global.u32 [%rd2], %r2; ret;
+}
+"""
+JUMP_TABLE_MODULES = {"switch": SWITCH, "switch_visible": SWITCH_VISIBLE, "switch_kernel": SWITCH_KERNEL}
+
+
+@pytest.mark.parametrize("name", sorted(JUMP_TABLE_MODULES))
+def test_c_function_with_jump_table_runs(name, tmp_path):
+    """-c keeps a local function holding a `brx.idx` table out of line as ptxas does (was
+    inlined): its tables are the object `<f>.const_opt.0.<size>` in `.nv.constant2.<f>`,
+    which nvlink places in each calling kernel's bank 2; the linked object computes what
+    ptxas's does (the `.visible` function's tables were read at the bank's start, wherever
+    nvlink put them)."""
+    MODULES[name] = JUMP_TABLE_MODULES[name]
     try:
-        test_separate_compilation_links_and_runs_as_ptxas("switch", ("-c",), tmp_path)
+        test_separate_compilation_links_and_runs_as_ptxas(name, ("-c",), tmp_path)
     finally:
-        del MODULES["switch"]
+        del MODULES[name]
+
+
+def _jump_table_objects(cubin: bytes) -> dict:
+    """`.nv.constant2.*` sections (name, type), their objects (name, type, binding, other,
+    size) and the relocations against them (section, symbol, type, addend)."""
+    elf = ELFFile(io.BytesIO(cubin))
+    symbols = list(elf.get_section_by_name(".symtab").iter_symbols())
+    names = [s.name for s in elf.iter_sections()]
+    return {
+        "sections": [(s.name, s["sh_type"]) for s in elf.iter_sections() if s.name.startswith(".nv.constant2")],
+        "objects": [(s.name, s["st_info"]["type"], s["st_info"]["bind"], s["st_other"]["visibility"],
+                     s["st_size"]) for s in symbols
+                    if isinstance(s["st_shndx"], int) and names[s["st_shndx"]].startswith(".nv.constant2")],
+        "relocations": sorted((s.name, symbols[r["r_info_sym"]].name, r["r_info_type"], r.entry.get("r_addend"))
+                              for s in elf.iter_sections() if isinstance(s, RelocationSection)
+                              for r in s.iter_relocations() if ".const_opt." in symbols[r["r_info_sym"]].name),
+    }
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+@pytest.mark.parametrize("name", sorted(JUMP_TABLE_MODULES))
+def test_c_jump_tables_are_relocated_objects_as_ptxas(name, arch, tmp_path):
+    """-c: every function's (and kernel's) `brx.idx` tables are a local CUDA_OBJECT in its
+    `.nv.constant2.<f>` (type 0x70000066), read through R_CUDA_CONST_FIELD21_38 with addend
+    -0x8000 (ptxas 13.5.37 biases the index by 0x8000); layout as ptxas's."""
+    ptx = JUMP_TABLE_MODULES[name].replace("sm_89", arch)
+    theirs = oracle.ptxas(ptx, arch, ("-c",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch, "k.ptx", compile_only=True)
+    assert _jump_table_objects(ours) == _jump_table_objects(theirs.output)
+    if arch == "sm_89":       # (sm_90: ptxas also writes an empty `.rela.nv.constant2.<f>`)
+        assert _layout(ours) == _layout(theirs.output)
 
 
 CORPUS = "tests/corpus/cuda"

@@ -65,9 +65,15 @@ class CallSelection:
         base = self.fn.attributes.get(abi.JUMP_TABLE_BASE, 0) + 4 * sum(len(t) for t in self.mf.jump_tables)
         offset = VOp(self.mf.new_vreg())
         self.emit("IMAD", ("SHL", "U32"), [offset, self.reg_part(index, 0), Imm(4), RZ], guarded=False)
+        entry = ConstRef(2, base, ureg=offset)
+        if self.fn.attributes.get(abi.JUMP_TABLE_RELOCATED):     # -c: the linker places the tables
+            biased = VOp(self.mf.new_vreg())
+            self.emit("IADD3", (), [biased, offset, Imm(abi.JUMP_TABLE_BIAS), RZ], guarded=False)
+            entry = ConstRef(0, 0, ureg=biased,
+                             reloc=(abi.JUMP_TABLE_SYMBOL, base - abi.JUMP_TABLE_BIAS, abi.JUMP_TABLE_RELOCATION))
         target = self.mf.new_vreg("R", 2)
         self.emit(IMPLICIT_DEF, (), [VOp(target)], guarded=False)
-        self.emit("LDC", (), [VOp(target, 0), ConstRef(2, base, ureg=offset)], guarded=False)
+        self.emit("LDC", (), [VOp(target, 0), entry], guarded=False)
         self.emit("SHF", ("R", "S32", "HI"), [VOp(target, 1), RZ, Imm(0x1F), VOp(target, 0)], guarded=False)
         brx = self.emit("BRX", (), [VOp(target), Imm(0)], ndefs=0, guarded=False)
         # a switch on a lane-varying index needs BSSY/BSYNC around it (ptx2sass/reconverge.py)
