@@ -502,7 +502,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 continue
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes,
-                                line=mi.line))
+                                line=mi.line, system_call=mi.opcode == "CALL"
+                                and mi.clobbers == abi.SYSCALL_CLOBBERED))
             _with_values(emitted[-1:], mi, colors, mf)
             if aliases:
                 emitted[-1].values = tuple(aliases) + emitted[-1].values
@@ -751,10 +752,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
                                               info.const_relocation, _function_relocation(info, relocatable))
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
-    # (not the calls of the module's own functions kept out of line: -g, -Ofc)
-    own_calls = {at for at, name, *_ in text_relocations if name in (functions or {}) or name == fn.name}
-    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers
-                and 16 * k not in own_calls]
+    # (not the calls of the module's own functions kept out of line nor those through
+    # pointers: -g, -Ofc; ptxas 13.5.37 lists neither)
+    syscalls = [16 * k for k, s in enumerate(slots) if s.system_call]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
     first_branch = next((16 * k + 16 for k, ins in enumerate(instructions)

@@ -338,6 +338,36 @@ def test_calls_of_own_functions_are_no_system_calls(name, options, tmp_path):
     assert records(ours) == records(theirs)
 
 
+# a call through a pointer that holds one of two local functions' addresses
+POINTER_CALL = HEAD + _func("f") + _func("g") + """.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .pred %q;
+ ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;
+ mov.u32 %r1, %tid.x; and.b32 %r3, %r1, 1; setp.eq.u32 %q, %r3, 0;
+ mov.u64 %rd3, f; mov.u64 %rd4, g; selp.b64 %rd5, %rd3, %rd4, %q;
+ { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1;
+   proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+   call (pr), %rd5, (pa), proto; ld.param.b32 %r2, [pr]; }
+ mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd2, %rd1;
+ st.global.u32 [%rd2], %r2; ret;
+}
+"""
+
+
+@pytest.mark.parametrize("options", [("-g",), ("-Ofc", "min"), ("-Ofc", "max")])
+def test_calls_through_pointers_are_no_system_calls(options, tmp_path):
+    """A `CALL.ABS.NOINC R` through a pointer is no system call either (ptxas 13.5.37: no
+    EIATTR_SYSCALL_OFFSETS; ours listed it, as a vprintf's, which reads alike); the module
+    still runs as ptxas's."""
+    MODULES["pointer_call"] = POINTER_CALL
+    try:
+        test_calls_of_own_functions_are_no_system_calls("pointer_call", options, tmp_path)
+        if options != ("-g",):
+            test_fast_compile_runs_as_ptxas("pointer_call", options[1], tmp_path)
+    finally:
+        del MODULES["pointer_call"]
+
+
 @pytest.mark.parametrize("options", [("-c", "-v"), ("-c", "-O0", "-v"), ("-c", "-Ofc", "max", "-v")])
 @pytest.mark.parametrize("name", ["nest", "local_kernel", "uncalled", "prototype"])
 def test_separate_compilation_verbose_order_as_ptxas(name, options, tmp_path):
