@@ -224,3 +224,29 @@ def test_target_needs_ptx_9_4(target, tmp_path):
     assert rc == 255
     first = theirs.stderr.splitlines()[0].split(";", 1)[1]
     assert first in err.getvalue()
+
+
+# ptxas's own sm_107 code under the sm_107 latency table (blackwell_sm107.json): launches whose
+# hazards taught the table its rules (FP64 fixed-latency, the tensor cores' timings, IADD's 5)
+AUDITED = {"triton": {"flash_attn_fwd", "matmul_f16", "float64_ops"},
+           "llvm": {"divide", "double", "safe_checks"},
+           "cuda": {"ieee_f64"}}
+
+
+@pytest.fixture(scope="module")
+def sm107_audit():
+    from tools import latency_audit as la
+    a = la.run_audit(tuple(AUDITED), names=AUDITED, arch="sm_107")
+    if a.kernels < 5:
+        pytest.skip(f"only {a.kernels} launches audited (corpus or oracle missing)")
+    return a
+
+
+def test_sm107_table_passes_ptxas_s_cubins(sm107_audit):
+    """No hazard in ptxas's sm_107 code (one there would be the table's error: sm_120's table
+    flagged FP64 results read without a scoreboard and HMMA results read after 19 cycles)."""
+    from tools import latency_audit as la
+    assert not sm107_audit.skipped, sm107_audit.skipped[:3]
+    assert not sm107_audit.hazards, sm107_audit.hazards[:5]
+    fixed_sb, var_nosb = la.scoreboard_findings(sm107_audit)
+    assert not [r for r in var_nosb if r[3]], var_nosb
