@@ -210,6 +210,9 @@ class Kernel:
     const0: bytes | None = None       # `.nv.constant0.<name>`: param_base + parameter bytes
     const2: bytes | None = None       # `.nv.constant2.<name>`: literals the code reads (c[0x2])
     const2_align: int = 4             # (ptxas -g aligns it to 8 in some modules: two kernels reaching a function's tables)
+    # -c: the objects of `.nv.constant2.<name>` its code is relocated against, (name, offset,
+    # size): its jump tables (ptx2sass.abi.jump_table_object)
+    const2_objects: tuple = ()
     # -g: the bank holds only the jump tables of functions the kernel calls; ptxas makes it
     # after the rest (section after the last kernel's banks, symbol after `.nv.callgraph`'s)
     const2_late: bool = False

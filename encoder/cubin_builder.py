@@ -706,9 +706,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                    section=f".nv.constant2.{k.name}"))
             else:
                 section_symbol(f".nv.constant2.{k.name}")
-            if relocatable:     # its jump tables, one object the linker places (ptx2sass.abi)
-                syms.append(Symbol(f"{k.name}.const_opt.0.{len(k.const2)}", 0, len(k.const2), STT_CUDA_OBJECT,
-                                   STB_LOCAL, STO_CUDA_CONSTANT_INTERNAL, section=f".nv.constant2.{k.name}"))
+            if relocatable:     # its jump tables, objects the linker places (ptx2sass.abi)
+                syms += [Symbol(name, at, size, STT_CUDA_OBJECT, STB_LOCAL, STO_CUDA_CONSTANT_INTERNAL,
+                                section=f".nv.constant2.{k.name}") for name, at, size in k.const2_objects]
         # (sm_90 names a parameter bank after the module's sections, unless module handles'
         # relocations point into it: then where sm_8x does)
         if k.is_entry and (not hopper or k.handle_slots):

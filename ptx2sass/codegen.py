@@ -312,18 +312,16 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
     return out
 
 
-def jump_table_symbol(function: str, tables: bytes) -> str:
-    """-c: the object a function's `brx.idx` tables are (ptxas 13.5.37's name)."""
-    return f"{function}.const_opt.0.{len(tables)}"
-
-
-def _name_jump_tables(instructions: list[Instruction], symbol: str) -> list[Instruction]:
-    """The table loads' relocations against the function's table object, once its size is known."""
-    def named(op):
-        if isinstance(op, ConstRef) and op.reloc and op.reloc[0] == abi.JUMP_TABLE_SYMBOL:
-            return replace(op, reloc=(symbol, *op.reloc[1:]))
-        return op
-    return [replace(ins, operands=tuple(map(named, ins.operands))) for ins in instructions]
+def _jump_table_objects(fn: ir.Function, tables: list[list[str]]) -> tuple:
+    """-c: (name, offset, size) of each `brx.idx` table of the function in its bank 2, the
+    objects its table loads are relocated against (ptx2sass.abi.jump_table_object)."""
+    if not fn.attributes.get(abi.JUMP_TABLE_RELOCATED):
+        return ()
+    out, at = [], fn.attributes.get(abi.JUMP_TABLE_BASE, 0)
+    for targets in tables:
+        out.append((abi.jump_table_object(fn.name, at, at + 4 * len(targets)), at, 4 * len(targets)))
+        at += 4 * len(targets)
+    return tuple(out)
 
 
 def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
@@ -728,8 +726,6 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         instructions.append(ins)
     instructions, const2, jump_records = fill_jump_tables(instructions, labels, mf.jump_tables,
                                                           fn.attributes.get(abi.JUMP_TABLE_BASE, 0))
-    if const2 and fn.attributes.get(abi.JUMP_TABLE_RELOCATED):
-        instructions = _name_jump_tables(instructions, jump_table_symbol(fn.name, const2))
     if (abi.INDIRECT in mf.calls or any(abi.INDIRECT in c.mf.calls for c in callees)) \
             and None not in pointers.values():
         if const2:
@@ -790,6 +786,7 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.setmaxnreg_diverged = mf.setmaxnreg_diverged
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
+    code.const2_objects = _jump_table_objects(fn, mf.jump_tables) if const2 and mf.jump_tables else ()
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
     # needs below its frame (recursion: not knowable, as ptxas writes it)
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
@@ -1017,7 +1014,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                   _with_pointer_calls(code, info) if relocatable else code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),
-                              const2=code.const2,
+                              const2=code.const2, const2_objects=getattr(code, "const2_objects", ()),
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry,
                               maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"), info)

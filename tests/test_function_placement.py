@@ -250,13 +250,24 @@ D:
   mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd2, %rd1; st.global.u32 [%rd2], %r2; ret;
 }
 """
-JUMP_TABLE_MODULES = {"switch": SWITCH, "switch_visible": SWITCH_VISIBLE, "switch_kernel": SWITCH_KERNEL}
+# two tables in one function: an object each (`sw.const_opt.0.16`, `sw.const_opt.16.24`)
+SWITCH_TWO = SWITCH.replace("""D:
+  st.param.b32 [r], %r2;""", """D:
+  and.b32 %r3, %r2, 1;
+  ts2: .branchtargets M0, M1;
+  brx.idx %r3, ts2;
+M0: add.u32 %r2, %r2, 100; bra.uni E;
+M1: add.u32 %r2, %r2, 200;
+E:
+  st.param.b32 [r], %r2;""")
+JUMP_TABLE_MODULES = {"switch": SWITCH, "switch_visible": SWITCH_VISIBLE, "switch_kernel": SWITCH_KERNEL,
+                      "switch_two": SWITCH_TWO}
 
 
 @pytest.mark.parametrize("name", sorted(JUMP_TABLE_MODULES))
 def test_c_function_with_jump_table_runs(name, tmp_path):
     """-c keeps a local function holding a `brx.idx` table out of line as ptxas does (was
-    inlined): its tables are the object `<f>.const_opt.0.<size>` in `.nv.constant2.<f>`,
+    inlined): each table is an object `<f>.const_opt.<start>.<end>` of `.nv.constant2.<f>`,
     which nvlink places in each calling kernel's bank 2; the linked object computes what
     ptxas's does (the `.visible` function's tables were read at the bank's start, wherever
     nvlink put them)."""
@@ -287,7 +298,7 @@ def _jump_table_objects(cubin: bytes) -> dict:
 @pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
 @pytest.mark.parametrize("name", sorted(JUMP_TABLE_MODULES))
 def test_c_jump_tables_are_relocated_objects_as_ptxas(name, arch, tmp_path):
-    """-c: every function's (and kernel's) `brx.idx` tables are a local CUDA_OBJECT in its
+    """-c: every function's (and kernel's) `brx.idx` table is a local CUDA_OBJECT of its
     `.nv.constant2.<f>` (type 0x70000066), read through R_CUDA_CONST_FIELD21_38 with addend
     -0x8000 (ptxas 13.5.37 biases the index by 0x8000); layout as ptxas's."""
     ptx = JUMP_TABLE_MODULES[name].replace("sm_89", arch)

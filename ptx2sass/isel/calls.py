@@ -69,8 +69,8 @@ class CallSelection:
         if self.fn.attributes.get(abi.JUMP_TABLE_RELOCATED):     # -c: the linker places the tables
             biased = VOp(self.mf.new_vreg())
             self.emit("IADD3", (), [biased, offset, Imm(abi.JUMP_TABLE_BIAS), RZ], guarded=False)
-            entry = ConstRef(0, 0, ureg=biased,
-                             reloc=(abi.JUMP_TABLE_SYMBOL, base - abi.JUMP_TABLE_BIAS, abi.JUMP_TABLE_RELOCATION))
+            table = abi.jump_table_object(self.fn.name, base, base + 4 * len(targets))
+            entry = ConstRef(0, 0, ureg=biased, reloc=(table, -abi.JUMP_TABLE_BIAS, abi.JUMP_TABLE_RELOCATION))
         target = self.mf.new_vreg("R", 2)
         self.emit(IMPLICIT_DEF, (), [VOp(target)], guarded=False)
         self.emit("LDC", (), [VOp(target, 0), entry], guarded=False)
