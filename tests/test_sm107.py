@@ -250,3 +250,14 @@ def test_sm107_table_passes_ptxas_s_cubins(sm107_audit):
     assert not sm107_audit.hazards, sm107_audit.hazards[:5]
     fixed_sb, var_nosb = la.scoreboard_findings(sm107_audit)
     assert not [r for r in var_nosb if r[3]], var_nosb
+
+
+@pytest.mark.parametrize("arch", ["sm_107", "sm_120", "sm_121", "sm_100"])
+@pytest.mark.parametrize("op", ["add.sat.s32", "sub.sat.s32", "add.s32"])
+def test_saturating_add_sets_isa_class_2(op, arch):
+    """`.nv.compat` ISA_CLASS is 2 where the code has VIADD.S32.ISAT (add/sub.sat.s32 on
+    sm_107/sm_120/sm_121; ours wrote 1), 1 without it and on sm_100 (no such VIADD)."""
+    ptx = _ptx("arith", arch).replace("add.sat.s32 %r11, %r9, %r7", f"{op} %r11, %r9, %r7")
+    theirs = oracle.ptxas(ptx, arch, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    assert _structure(_ours(ptx, arch, ()))["compat"] == _structure(theirs.output)["compat"]
