@@ -222,6 +222,10 @@ class Target:
     # sm_120's ptxas writes the plain UTMALDG and a call checking the CTA mask instead:
     # refused there, isel/tensor_copy.py)
     tensor_multicast: bool = False
+    # ... and its `.cta_group::2` and `im2col::w::128` (UTMALDG/UTMAPF .2CTA, .W128: the
+    # blackwell table's sm_100 forms; sm_107a's ptxas takes them, our sm_107 reads sm_120's
+    # forms and refuses them)
+    tensor_copy_sm100_modes: bool = False
     # wgmma.* (sm_90a): WARPGROUP.ARRIVE / HGMMA, QGMMA, IGMMA, BGMMA on gdesc[UR8] /
     # WARPGROUP.DEPBAR.LE gsb0 (isel/wgmma.py; forms from tools/wgmma_forms.py's kernels)
     warpgroup_mma: bool = False
@@ -547,7 +551,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, cluster_launch_control=True, handle_f
                           uniform_zero_register=255)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, tensor_multicast=True, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, tensor_multicast=True, tensor_copy_sm100_modes=True, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, narrow_float_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True, tensor_memory=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)

@@ -261,3 +261,19 @@ def test_saturating_add_sets_isa_class_2(op, arch):
     theirs = oracle.ptxas(ptx, arch, name="k.ptx")
     assert theirs.ok, theirs.stderr
     assert _structure(_ours(ptx, arch, ()))["compat"] == _structure(theirs.output)["compat"]
+
+
+def test_sm100a_tensor_copy_modes_are_refused_cleanly():
+    """sm_107a's ptxas takes cp.async.bulk.tensor's `.cta_group::2` and `im2col::w::128`
+    (sm_100a's UTMALDG .2CTA / .W128); our sm_107 reads sm_120's forms, which have no such
+    words: a "not supported yet" error naming the target, not an internal encoding error."""
+    from ptx2sass.frontend import inventory
+    from tools import arch_specific_coverage as asc
+    from tools.inventory_kernels import version_for
+    forms = [f for f in inventory.forms() if f.opcode == "cp" and f.valid_on(107, version_for(f, 107), True)
+             and ("cta_group::2" in f.name or "im2col::w::128" in f.name)]
+    assert forms
+    for form in forms[::max(1, len(forms) // 6)]:
+        status, detail = asc.check(form, 107, "sm_107a")
+        assert status == "refused", (form.name, status, detail)
+        assert "not supported yet" in detail and "internal error" not in detail, (form.name, detail)
