@@ -780,6 +780,10 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.warp_sync_offsets = warp_sync_offsets
     code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.multicast_bulk = mf.multicast_bulk or any(c.mf.multicast_bulk for c in callees)
+    # a `brx.idx` on a lane-varying index (BSSY around its BRX): ptxas 13.5.37 writes a
+    # CRS_STACK_SIZE of 0 for the function, in every mode (none for a uniform index)
+    code.divergent_switch = any(mi.opcode == "BRX" and not mi.uniform
+                                for m in (mf, *(c.mf for c in callees)) for b in m.blocks for mi in b.instrs)
     code.tmem_used = mf.tmem_used or any(c.mf.tmem_used for c in callees)
     code.tmem_cta_groups = set(mf.tmem_cta_groups).union(*(c.mf.tmem_cta_groups for c in callees))
     code.tmem_alloc = mf.tmem_alloc or any(c.mf.tmem_alloc for c in callees)
@@ -991,7 +995,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
-                                                   or code.setmaxnreg_diverged
+                                                   or code.setmaxnreg_diverged or getattr(code, "divergent_switch", False)
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else 0 if (relocatable or fast_out_of_line) and code.externs
                                                    and _calls_and_diverges(fn, code)

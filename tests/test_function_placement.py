@@ -349,6 +349,42 @@ def test_calls_of_own_functions_are_no_system_calls(name, options, tmp_path):
     assert records(ours) == records(theirs)
 
 
+# SWITCH_KERNEL's index uniform (%ctaid.x: no BSSY around the BRX), and SWITCH's function
+# called under a lane-varying branch
+SWITCH_UNIFORM = SWITCH_KERNEL.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %ctaid.x;")
+SWITCH_DIVERGED = SWITCH[:SWITCH.index(".visible .entry")] + """.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .pred %q;
+ ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;
+ mov.u32 %r1, %tid.x; mov.u32 %r2, 5;
+ setp.lt.u32 %q, %r1, 16; @%q bra SKIP;
+ { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1; call (pr), sw, (pa); ld.param.b32 %r2, [pr]; }
+SKIP:
+ mul.wide.u32 %rd3, %r1, 4; add.s64 %rd2, %rd2, %rd3; st.global.u32 [%rd2], %r2; ret;
+}
+"""
+
+
+@pytest.mark.parametrize("options", [(), ("-c",), ("-g",), ("-Ofc", "min")], ids=["plain", "c", "g", "Ofc"])
+@pytest.mark.parametrize("ptx", [SWITCH_KERNEL, SWITCH_UNIFORM, SWITCH_DIVERGED, SWITCH_VISIBLE],
+                         ids=["kernel", "uniform", "diverged_call", "visible"])
+def test_lane_varying_switch_has_crs_stack_size(ptx, options):
+    """A function whose `brx.idx` index varies by lane (its BRX inside BSSY/BSYNC) gets a
+    CRS_STACK_SIZE of 0 from ptxas 13.5.37 in every mode, none where the index is uniform
+    (ours wrote none: the kernel's in a whole program, the function's under -c/-g/-Ofc)."""
+    from ptx2sass.encoder.nvinfo import ATTRIBUTE_CODES
+    theirs = oracle.ptxas(ptx, "sm_89", options, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    kw = {"compile_only": True} if options == ("-c",) else {"debug": True, "opt_level": 0} \
+        if options == ("-g",) else {"fast_compile": options[1]} if options else {}
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", **kw)
+
+    def crs(cubin):
+        return {k.name: [r.value for r in k.attributes if r.attr == ATTRIBUTE_CODES["CRS_STACK_SIZE"]]
+                for k in read_cubin(cubin).kernels}
+    assert crs(ours) == crs(theirs.output)
+
+
 # a call through a pointer that holds one of two local functions' addresses
 POINTER_CALL = HEAD + _func("f") + _func("g") + """.visible .entry k(.param .u64 p)
 {
