@@ -349,6 +349,27 @@ def test_calls_of_own_functions_are_no_system_calls(name, options, tmp_path):
     assert records(ours) == records(theirs)
 
 
+def _section_names(cubin: bytes) -> list[str]:
+    return [s.name for s in ELFFile(io.BytesIO(cubin)).iter_sections()
+            if not s.name.startswith((".nv.merc.", ".nv.capmerc."))]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+@pytest.mark.parametrize("options", [("-c",), ("-g",), ("-Ofc", "min")], ids=["c", "g", "Ofc"])
+@pytest.mark.parametrize("name", ["switch", "switch_visible", "switch_two"])
+def test_jump_table_relocation_sections_in_ptxas_s_order(name, options, arch):
+    """sm_90+: `.rela.nv.constant2.<f>` where ptxas 13.5.37 puts it: under -c right after
+    its function's `.rela.text.<f>`; under -g/-Ofc, for a kernel whose bank holds only its
+    functions' tables, after `.rela.debug_frame` (ours: before the debug sections'
+    relocations in both); the sections but Mercury = ptxas's."""
+    ptx = JUMP_TABLE_MODULES[name].replace("sm_89", arch).replace(".version 8.0", ".version 8.7")
+    theirs = oracle.ptxas(ptx, arch, options, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    kw = {"compile_only": True} if options == ("-c",) else {"debug": True, "opt_level": 0} \
+        if options == ("-g",) else {"fast_compile": options[1]}
+    assert _section_names(codegen.compile_ptx(ptx, arch, "k.ptx", **kw)) == _section_names(theirs.output)
+
+
 # SWITCH_KERNEL's index uniform (%ctaid.x: no BSSY around the BRX), and SWITCH's function
 # called under a lane-varying branch
 SWITCH_UNIFORM = SWITCH_KERNEL.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %ctaid.x;")
