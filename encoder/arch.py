@@ -50,7 +50,7 @@ class Target:
     register_unit_per_thread: int = 8
     # (threads, CTAs) an SM holds at once, as ptxas 13.5 checks `.maxntid` (in whole warps)
     # times `.minnctapersm` against them: past either it warns and ignores .minnctapersm
-    # (probed: sm_75 1024/16, sm_80/90/100/103 2048/32, sm_86/87 1536/16, sm_89/110/120/121
+    # (probed: sm_75 and sm_107 1024/16, sm_80/90/100/103 2048/32, sm_86/87 1536/16, sm_89/110/120/121
     # 1536/24; the CUDA C++ Programming Guide's per-compute-capability limits)
     resident_limits: tuple[int, int] = (2048, 32)
     # The encoding table the codec reads this arch's words with (None: none probed yet).
@@ -229,6 +229,10 @@ class Target:
     # sm_120's ptxas writes the plain UTMALDG and a call checking the CTA mask instead:
     # refused there, isel/tensor_copy.py)
     tensor_multicast: bool = False
+    # ... and its `.cta_group::2` and `im2col::w::128` (UTMALDG/UTMAPF .2CTA, .W128: the
+    # blackwell table's sm_100 forms; sm_107a's ptxas takes them, our sm_107 reads sm_120's
+    # forms and refuses them)
+    tensor_copy_sm100_modes: bool = False
     # wgmma.* (sm_90a): WARPGROUP.ARRIVE / HGMMA, QGMMA, IGMMA, BGMMA on gdesc[UR8] /
     # WARPGROUP.DEPBAR.LE gsb0 (isel/wgmma.py; forms from tools/wgmma_forms.py's kernels)
     warpgroup_mma: bool = False
@@ -409,6 +413,13 @@ class Target:
     gb10b_war_bytes: int = 0
     compat_0b_value: tuple[tuple[str, int], ...] = ()
     compat_accelerator_05: int | None = None
+    # `.nv.compat` record 0x0d's value (0x101; sm_107: 0x103) and the unnamed 0x5f record's
+    # bits of every kernel's `.nv.info` beyond sm_90's 0x101 (sm_107: 0x2, ptxas 13.5.37)
+    compat_0d_value: int = 0x101
+    kernel_5f_extra_bits: int = 0
+    # every function's `.nv.info` ends with the unnamed record 0x67 (BVAL 0) but in -c
+    # output (sm_107; -g, -Ofc, -ewp and executables alike)
+    kernel_record_67: bool = False
     # a kernel using shared memory: ptxas 13.5 names the reserved-shared cap symbol
     # `.nv.reservedSmem.cap` (a weak object of this value: sm_100+); sm_90 leaves a nameless
     # internal symbol there (None)
@@ -547,7 +558,7 @@ _BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, cluster_launch_control=True, handle_f
                           uniform_zero_register=255)
 
 # sm_100's: sm_120's but for its spellings, its own latency table and CREDUX
-_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, tensor_multicast=True, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
+_SM100_CODEGEN = dict(_BLACKWELL_CODEGEN, tensor_multicast=True, tensor_copy_sm100_modes=True, texture_explicit_lod=True, two_input_iadd=False, sign_extended_lea=True, minmax_type_shown=False,
                       saturating_viadd=False, fp8_mma=False, narrow_float_mma=False, absdiff_instruction=True,
                       minmax_predicate_outputs=True, latency="blackwell_sm100", credux=True, tensor_memory=True,
                       compat_0b_value=(("", 0x09), ("a", 0x09), ("f", 0x09)), compat_accelerator_05=5)
@@ -617,6 +628,13 @@ _TABLE = [
     _info(120, "blackwell", 0x6007802, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, compat_record_07=True, resident_limits=(1536, 24),
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
+    # sm_107: sm_120's instructions and words (ptxas 13.5.37 writes the same opcodes and
+    # encodings; its schedule differs: blackwell_sm107.json), its own e_flags, `.nv.compat` (sm_90's
+    # records but 0x0d = 0x103) and kernel records (0x5f = 0x103, a last record 0x67)
+    _info(107, "blackwell", 0x6006B02, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, latency="blackwell_sm107"),
+          own_forms="sm_120", resident_limits=(1024, 16), compat_0d_value=0x103, kernel_5f_extra_bits=0x2,
+          kernel_record_67=True),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
           driver_cbank=_BLACKWELL_DRIVER_CBANK, **_BLACKWELL_CODEGEN, own_forms="sm_120",

@@ -34,6 +34,7 @@ from .nvinfo import (ATTRIBUTE_CODES, MULTICAST_BULK_5F, UNNAMED_5F, Fmt, KParam
 SHT_CUDA_INFO = 0x70000000
 SHT_CUDA_CALLGRAPH = 0x70000001
 SHT_CUDA_CONSTANT0_REL = 0x70000064   # `.nv.constant0.<k>` in relocatable (-c) output
+SHT_CUDA_CONSTANT2_REL = 0x70000066   # `.nv.constant2.<f>` (its jump tables) in relocatable output
 SHT_CUDA_CONSTANT3_REL = 0x70000067   # `.nv.constant3` (module `.const` variables) in relocatable output
 SHT_CUDA_SHARED_REL = 0x7000000A      # `.nv.shared.<k>` in relocatable (-c) output
 SHN_LORESERVE = 0xFF00
@@ -209,6 +210,9 @@ class Kernel:
     const0: bytes | None = None       # `.nv.constant0.<name>`: param_base + parameter bytes
     const2: bytes | None = None       # `.nv.constant2.<name>`: literals the code reads (c[0x2])
     const2_align: int = 4             # (ptxas -g aligns it to 8 in some modules: two kernels reaching a function's tables)
+    # -c: the objects of `.nv.constant2.<name>` its code is relocated against, (name, offset,
+    # size): its jump tables (ptx2sass.abi.jump_table_object)
+    const2_objects: tuple = ()
     # -g: the bank holds only the jump tables of functions the kernel calls; ptxas makes it
     # after the rest (section after the last kernel's banks, symbol after `.nv.callgraph`'s)
     const2_late: bool = False
@@ -843,8 +847,9 @@ class _Writer:
             if k.attributes is not None:
                 out.append(RawSection(f".nv.info.{k.name}", SHT_CUDA_INFO, SHF_INFO_LINK, align=4,
                                       data=encode_records(k.attributes)))
-            if k.const2 is not None:
-                out.append(RawSection(f".nv.constant2.{k.name}", SHT_PROGBITS,
+            if k.const2 is not None:     # (-c: the jump tables' objects, placed by the linker)
+                out.append(RawSection(f".nv.constant2.{k.name}",
+                                      SHT_CUDA_CONSTANT2_REL if c.e_type == ET_REL else SHT_PROGBITS,
                                       SHF_ALLOC | SHF_INFO_LINK, align=k.const2_align, data=k.const2))
             if k.const0 is not None:
                 out.append(RawSection(f".nv.constant0.{k.name}",

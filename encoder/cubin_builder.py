@@ -28,7 +28,7 @@ from .cubin_layout import default_strtab
 from .elf_layout import (StringTable, ET_EWP, ET_EXEC, ET_REL, SHT_CUDA_GLOBAL, SHT_CUDA_MERC_SHARED, SHF_ALLOC, SHF_WRITE, SHT_NOBITS, SHT_PROGBITS, STB_GLOBAL,
                          STB_LOCAL, STB_WEAK, STT_FUNC, STT_OBJECT, STT_SECTION, align_up)
 from .leb128 import sleb, uleb
-from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, Fmt, KParam,
+from .nvinfo import (ATTRIBUTE_CODES, LANGUAGE_PTX, MULTICAST_BULK_5F, UNNAMED_5F, UNNAMED_35, UNNAMED_67, Fmt, KParam,
                      NvInfoRecord)
 
 R_CUDA_64 = 2
@@ -82,7 +82,7 @@ KERNEL_ATTRIBUTE_ORDER = {
                *[a for a in _MIDDLE if a not in ("BINDLESS_SURFACE_BANK", "BINDLESS_TEXTURE_BANK",
                                                  "TOOLS_PATCH_FUNC")],
                "CBANK_PARAM_SIZE", "PARAM_CBANK", "SW_WAR", "NVSAL_SW_WAR", "PREEXIT_USED",
-               "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
+               UNNAMED_67, "BINDLESS_TEXTURE_BANK", "BINDLESS_SURFACE_BANK"],
 }
 _ORDER_INDEX = {style: {(ATTRIBUTE_CODES[a] if isinstance(a, str) else a): i for i, a in enumerate(order)}
                 for style, order in KERNEL_ATTRIBUTE_ORDER.items()}
@@ -238,7 +238,7 @@ def compat_section(info, isa_class: int) -> bytes:
     extra_07 = bytes([3, 0x07, 1, 1]) if info.compat_record_07 else b""
     value_0b = dict(info.compat_0b_value).get(info.variant, 0)
     return bytes([2, _COMPAT_ACCELERATOR, int(accelerator), 0, 2, 0x0C, 0, 0,
-                  2, _COMPAT_ISA_CLASS, isa_class, 0]) + extra_05 + bytes([3, 0x0D, 1, 1]) \
+                  2, _COMPAT_ISA_CLASS, isa_class, 0]) + extra_05 + bytes([3, 0x0D]) + info.compat_0d_value.to_bytes(2, "little") \
         + extra_07 + bytes([2, 3, 0, 0, 4, 0x0B, 8, 0]) + value_0b.to_bytes(8, "little") \
         + bytes([3, 0x0E, 0x40, 0x04])
 
@@ -278,10 +278,11 @@ def sparse_mma_mask(instructions) -> int:
 
 
 def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
-                      extern_symbols: list[int] = (), handle_kinds: dict | None = None) -> list[NvInfoRecord]:
+                      extern_symbols: list[int] = (), handle_kinds: dict | None = None,
+                      relocatable: bool = False) -> list[NvInfoRecord]:
     """The `.nv.info.<k>` records ptxas writes for these facts on `arch`, in its order
     (`extern_symbols`: the symbol indices of `k.externs`; `handle_kinds`: the module's
-    handle variables' types, for `k.handle_slots`)."""
+    handle variables' types, for `k.handle_slots`; `relocatable`: -c output)."""
     handle_kinds = handle_kinds or {}
     info = arch_info(arch)
     hopper = info.cubin_style == "hopper"
@@ -302,6 +303,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
                  NvInfoRecord.byte("PREEXIT_USED", int(k.preexit_used))]
     if info.kernel_sw_war is not None:
         recs.append(NvInfoRecord.words("SW_WAR", info.kernel_sw_war))
+    if info.kernel_record_67 and not relocatable:       # (ptxas 13.5.37: none under -c)
+        recs.append(NvInfoRecord(UNNAMED_67, Fmt.BVAL, 0))
     if info.kernel_nval_35:
         recs.append(NvInfoRecord(UNNAMED_35, Fmt.NVAL, 0))
     if k.params:
@@ -324,7 +327,8 @@ def kernel_attributes(k: Kernel, const0_symbol: int, arch: str = "sm_89",
     if k.tools_patch:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["TOOLS_PATCH_FUNC"], Fmt.NVAL, 0))
     recs.append(NvInfoRecord(UNNAMED_5F, Fmt.HVAL, 0 if not hopper
-                             else _HOPPER_5F | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
+                             else _HOPPER_5F | info.kernel_5f_extra_bits
+                             | (MULTICAST_BULK_5F if k.multicast_bulk else 0)))
     if k.reg_reconfig:
         recs.append(NvInfoRecord(ATTRIBUTE_CODES["REG_RECONFIG"], Fmt.NVAL, 0))
     if info.vrc_cta_init_count is not None:
@@ -702,6 +706,9 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
                                    section=f".nv.constant2.{k.name}"))
             else:
                 section_symbol(f".nv.constant2.{k.name}")
+            if relocatable:     # its jump tables, objects the linker places (ptx2sass.abi)
+                syms += [Symbol(name, at, size, STT_CUDA_OBJECT, STB_LOCAL, STO_CUDA_CONSTANT_INTERNAL,
+                                section=f".nv.constant2.{k.name}") for name, at, size in k.const2_objects]
         # (sm_90 names a parameter bank after the module's sections, unless module handles'
         # relocations point into it: then where sm_8x does)
         if k.is_entry and (not hopper or k.handle_slots):
@@ -872,7 +879,7 @@ def build_cubin(arch: str, kernels: list[Kernel], *, globals_: list[GlobalVar] =
             k.attributes = kernel_attributes(k, const0_sym.get(k.name), arch,
                                              [extern_sym[e] for e in k.externs if e in extern_sym]
                                              + [func_sym[e] for e in k.named_kernels],
-                                             handles)
+                                             handles, relocatable)
         if k.const0 is None and k.is_entry:
             k.const0 = bytes(max([k.param_base + k.param_bytes] + [at + 4 for at, _ in k.handle_slots]))
         module.append(NvInfoRecord.words("REGCOUNT", func_sym[k.name],

@@ -59,8 +59,12 @@ def default_section_order(c: Cubin) -> list[str]:
     if c.callgraph is not None:
         order.append(".nv.callgraph")
     order += [n for n in generic if n in (".nv.prototype", ".nv.rel.action")]
+    # (-c: a function's `.rela.nv.constant2.<f>`, its jump tables' relocations, right after
+    # its text's, as ptxas 13.5.37 on sm_90+ writes them)
+    own_banks = {rs.name for rs in c.reloc_sections if c.e_type == ET_REL and rs.target.startswith(".nv.constant2.")}
     for k in c.kernels:
         order += [f".{kind}.text.{k.name}" for kind in reloc_kinds(k)]   # in the order given
+        order += [n for n in (f".rela.nv.constant2.{k.name}",) if n in own_banks]
     # Module constant banks (3: `.const` data, 4: addresses) in the order ptxas created them.
     position = {s.name: i for i, s in enumerate(c.symbols) if s.type == STT_SECTION}
     banks = sorted([n for n in generic if n.startswith(".nv.constant") and n.count(".") == 2],
@@ -73,9 +77,11 @@ def default_section_order(c: Cubin) -> list[str]:
     # and `.rela.nv.constant4`).
     target_rank = {b: i for i, b in enumerate(banks)}
     debug_rank = {n: i for i, n in enumerate(n for n in generic if is_debug_section(n))}
-    rels = [(rs.name, rs.target) for rs in c.reloc_sections]
+    rels = [(rs.name, rs.target) for rs in c.reloc_sections if rs.name not in own_banks]
+    # (-g: a kernel's bank of only its functions' tables, `const2_late`: after the debug frame's)
+    late = {f".nv.constant2.{k.name}" for k in c.kernels if k.const2_late}
     order += [n for n, t in sorted(rels, key=lambda r: (
-        r[0].endswith("debug_frame"), not r[1].startswith(".nv.constant2."), debug_rank.get(r[1], len(debug_rank)), target_rank.get(r[1], len(banks)),
+        r[1] in late, r[0].endswith("debug_frame"), not r[1].startswith(".nv.constant2."), debug_rank.get(r[1], len(debug_rank)), target_rank.get(r[1], len(banks)),
         r[0].startswith(".rela") != (is_debug_section(r[1]) and r[1] != ".debug_frame")))]
     order += banks
     kernel_banks = [n for n in generic if n.startswith(".nv.constant") and n.count(".") > 2

@@ -70,6 +70,8 @@ MULTICAST_BULK_5F = 0x2     # its bit for a multimem bulk copy in the code (sm_9
 # Written by ptxas 13.5 into every kernel's table on sm_80/86/87 (NVAL), after
 # CUDA_API_VERSION; also unnamed by cuobjdump.
 UNNAMED_35 = 0x35
+# Written by ptxas 13.5.37 last into every kernel's table on sm_107 (BVAL 0); unnamed too.
+UNNAMED_67 = 0x67
 
 LANGUAGE_PTX = 3   # EIATTR_LANGUAGE value cuobjdump prints as "PTX"
 

@@ -537,9 +537,9 @@ NEWEST_VERSION = (9, 5)
 # Targets ptxas 13.5 knows, by the number used to compare them (`sm_90a` -> 90).
 KNOWN_TARGETS = frozenset(
     [f"sm_{n}" for n in (10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70,
-                         72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)]
-    + [f"sm_{n}a" for n in (90, 100, 101, 103, 110, 120, 121)]
-    + [f"sm_{n}f" for n in (100, 101, 103, 110, 120, 121)])
+                         72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 107, 110, 120, 121)]
+    + [f"sm_{n}a" for n in (90, 100, 101, 103, 107, 110, 120, 121)]
+    + [f"sm_{n}f" for n in (100, 101, 103, 107, 110, 120, 121)])
 # A virtual architecture (`.target compute_89`) is its real one to ptxas 13.5 (same verdicts,
 # same cubin); only messages that name the `.target` spell it as written.
 VIRTUAL_PREFIX, REAL_PREFIX = "compute_", "sm_"
@@ -561,7 +561,8 @@ TARGET_MIN_VERSION: dict[str, tuple[int, int]] = {
     "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (9, 0), "sm_89": (7, 8), "sm_90": (7, 8),
     "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8),
     "sm_101": (8, 6), "sm_101a": (8, 6), "sm_101f": (8, 8), "sm_103": (8, 8),
-    "sm_103a": (8, 8), "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0),
+    "sm_103a": (8, 8), "sm_103f": (8, 8), "sm_107": (9, 4), "sm_107a": (9, 4),
+    "sm_107f": (9, 4), "sm_110": (9, 0), "sm_110a": (9, 0),
     "sm_110f": (9, 0), "sm_120": (8, 7), "sm_120a": (8, 7), "sm_120f": (8, 8),
     "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
 }

@@ -466,6 +466,18 @@ DECLARED_AT = "declared_at"      # where the function's name first appears (a pr
 # ptxas gives every table of the module its own place (the kernels' in PTX order, then the
 # functions'), so that a function's tables sit at the same offset in every kernel reaching it.
 JUMP_TABLE_BASE = "jump_table_base"
+# -c: each `brx.idx` table of a function is an object of its `.nv.constant2.<f>`,
+# `<f>.const_opt.<start>.<end>` (its bytes there), which the linker places in each kernel's
+# bank 2 (ptxas 13.5.37: the table's load is `IADD3 R, offset, 0x8000` then
+# `LDC c[R + table - 0x8000]`, its bank and offset relocated R_CUDA_CONST_FIELD21_38)
+JUMP_TABLE_RELOCATED = "jump_table_relocated"
+JUMP_TABLE_BIAS = 0x8000
+
+
+def jump_table_object(function: str, start: int, end: int) -> str:
+    """-c: the name of the table at bytes start..end of the function's bank 2 (ptxas's)."""
+    return f"{function}.const_opt.{start}.{end}"
+JUMP_TABLE_RELOCATION = 0x42         # R_CUDA_CONST_FIELD21_38 (every target, ptxas 13.5.37)
 EXTERN_CALLEE_SAVED = tuple(k for k in range(16, 32) if k not in (20, 21))
 EXTERN_CLOBBERED = (tuple(("R", k) for k in range(255) if k != STACK_POINTER and k not in EXTERN_CALLEE_SAVED)
                     + CLOBBERED_PREDICATES + tuple(("UR", k) for k in range(63)))

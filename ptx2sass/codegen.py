@@ -83,6 +83,9 @@ ASYNC_COPY_SCOREBOARD = 0
 FP8_FORMATS = {"E4M3", "E5M2"}
 # the texture unit's instructions (sm_90's `.nv.compat` ISA class 2, with FP8 converts)
 TEXTURE_UNIT_OPCODES = {"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"}
+# ... and the saturating integer add (`add.sat.s32`/`sub.sat.s32` as VIADD.S32.ISAT: ptxas
+# 13.5.37 writes ISA class 2 for it on sm_107 and sm_120), as (opcode, modifier)
+ISA_CLASS_2_FORMS = {("VIADD", "ISAT")}
 
 
 class KernelCode:
@@ -292,9 +295,9 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
     for _, op in without_relocations(ins)[1]:
         if isinstance(op, ConstRef):        # a module `.const` variable read in relocatable output
             uniform_type, other_type, _, always_rela = const_relocation
-            symbol, addend = op.reloc
-            kind = uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
-            out.append((pc, symbol, kind, addend if addend or always_rela else None))
+            symbol, addend, *own_kind = op.reloc       # (a jump table's: its own type, `.rela`)
+            kind = own_kind[0] if own_kind else uniform_type if ins.opcode in ("ULDC", "LDCU") else other_type
+            out.append((pc, symbol, kind, addend if addend or always_rela or own_kind else None))
         elif isinstance(op, Reloc):
             kind = (DESCRIPTOR_RELOCATION if op.function_descriptor else CODE_RELOCATION)[op.half]
             if op.function:
@@ -307,6 +310,18 @@ def _text_relocations(ins: Instruction, pc: int, labels: dict[str, int], call_re
             kind, with_addend = call_relocation
             out.append((pc, op.name, kind, 0 if with_addend else None))
     return out
+
+
+def _jump_table_objects(fn: ir.Function, tables: list[list[str]]) -> tuple:
+    """-c: (name, offset, size) of each `brx.idx` table of the function in its bank 2, the
+    objects its table loads are relocated against (ptx2sass.abi.jump_table_object)."""
+    if not fn.attributes.get(abi.JUMP_TABLE_RELOCATED):
+        return ()
+    out, at = [], fn.attributes.get(abi.JUMP_TABLE_BASE, 0)
+    for targets in tables:
+        out.append((abi.jump_table_object(fn.name, at, at + 4 * len(targets)), at, 4 * len(targets)))
+        at += 4 * len(targets)
+    return tuple(out)
 
 
 def _encode(ins: Instruction, arch: str, pc: int, kernel: str,
@@ -485,7 +500,8 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                 continue
             reads, writes = _footprint(mi, colors, mf)
             emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes,
-                                line=mi.line))
+                                line=mi.line, system_call=mi.opcode == "CALL"
+                                and mi.clobbers == abi.SYSCALL_CLOBBERED))
             _with_values(emitted[-1:], mi, colors, mf)
             if aliases:
                 emitted[-1].values = tuple(aliases) + emitted[-1].values
@@ -732,10 +748,9 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
         text_relocations += _text_relocations(instructions[pc], 16 * pc, labels, info.call_relocation,
                                               info.const_relocation, _function_relocation(info, relocatable))
     exits = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "EXIT"]
-    # (not the calls of the module's own functions kept out of line: -g, -Ofc)
-    own_calls = {at for at, name, *_ in text_relocations if name in (functions or {}) or name == fn.name}
-    syscalls = [16 * k for k, ins in enumerate(instructions) if ins.opcode == "CALL" and "ABS" in ins.modifiers
-                and 16 * k not in own_calls]
+    # (not the calls of the module's own functions kept out of line nor those through
+    # pointers: -g, -Ofc; ptxas 13.5.37 lists neither)
+    syscalls = [16 * k for k, s in enumerate(slots) if s.system_call]
     entry_end = None
     first_block = next((16 * k for k, s in enumerate(slots) if s.block_start), None)
     first_branch = next((16 * k + 16 for k, ins in enumerate(instructions)
@@ -765,12 +780,17 @@ def generate_kernel(fn: ir.Function, arch: str, filename: str | None = None,
     code.warp_sync_offsets = warp_sync_offsets
     code.shared_addresses = mf.shared_addresses or any(c.mf.shared_addresses for c in callees)
     code.multicast_bulk = mf.multicast_bulk or any(c.mf.multicast_bulk for c in callees)
+    # a `brx.idx` on a lane-varying index (BSSY around its BRX): ptxas 13.5.37 writes a
+    # CRS_STACK_SIZE of 0 for the function, in every mode (none for a uniform index)
+    code.divergent_switch = any(mi.opcode == "BRX" and not mi.uniform
+                                for m in (mf, *(c.mf for c in callees)) for b in m.blocks for mi in b.instrs)
     code.tmem_used = mf.tmem_used or any(c.mf.tmem_used for c in callees)
     code.tmem_cta_groups = set(mf.tmem_cta_groups).union(*(c.mf.tmem_cta_groups for c in callees))
     code.tmem_alloc = mf.tmem_alloc or any(c.mf.tmem_alloc for c in callees)
     code.setmaxnreg_diverged = mf.setmaxnreg_diverged
     code.spill_store_bytes, code.spill_load_bytes = alloc.spills.store_bytes, alloc.spills.load_bytes
     code.const2, code.jump_records = const2, jump_records
+    code.const2_objects = _jump_table_objects(fn, mf.jump_tables) if const2 and mf.jump_tables else ()
     # Out-of-line functions: (symbol, offset, frame size) each, and the stack the kernel
     # needs below its frame (recursion: not knowable, as ptxas writes it)
     code.subfunctions = [(f"${fn.name}${c.fn.name}", labels[abi.label_of(c.fn.name)], c.frame.size)
@@ -906,6 +926,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
     fast_out_of_line = not relocatable and any(abi.is_linkable(fn) for fn in module.functions)
     if full_debug or fast_out_of_line:
         _place_jump_tables(module)
+    if relocatable:
+        for fn in module.functions:
+            fn.attributes[abi.JUMP_TABLE_RELOCATED] = True
     pointers = abi.function_pointers(module)
     pointer_calls = full_debug or relocatable or fast_out_of_line
     if pointer_calls:
@@ -972,7 +995,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
-                                                   or code.setmaxnreg_diverged
+                                                   or code.setmaxnreg_diverged or getattr(code, "divergent_switch", False)
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else 0 if (relocatable or fast_out_of_line) and code.externs
                                                    and _calls_and_diverges(fn, code)
@@ -995,7 +1018,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                   _with_pointer_calls(code, info) if relocatable else code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),
-                              const2=code.const2,
+                              const2=code.const2, const2_objects=getattr(code, "const2_objects", ()),
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry,
                               maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"), info)
@@ -1068,9 +1091,9 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             debug_sections += register_sections(lines)
             debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
                                              | set(mod_layout.bank4))
-    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8 or uses the texture unit
-    # (as ptxas records it)
-    fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES
+    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8, uses the texture unit or
+    # saturates an integer add (as ptxas records it)
+    fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES or (ins.opcode, m) in ISA_CLASS_2_FORMS
               for c in codes for ins in c.instructions for m in (*ins.modifiers, None))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     tool_args=(options or {}).get("tool_args"),
@@ -1518,22 +1541,11 @@ def keeps_functions(tree, options: dict) -> bool | str:
     if (is_debug(tree, options) or options.get("fast_compile") in FAST_COMPILE_OUT_OF_LINE
             or _flag(options.get("tools_patch"))):
         return True
-    # -c: not yet where a local function holds a `brx.idx` table (ptxas relocates the
-    # table's place, `R_CUDA_CONST_FIELD21_38`, which we do not write): inlined as before
-    if not _flag(options.get("compile_only")) or _local_jump_tables(tree):
+    if not _flag(options.get("compile_only")):
         return False
     # -c --enable-func-clone-sc: ptxas copies into the kernels the local functions only
     # kernels reach, keeping out of line those a link target reaches
     return "clone" if _flag(options.get("clone_functions")) else True
-
-
-def _local_jump_tables(tree) -> bool:
-    from ptx2sass.frontend.depth import deep_walks
-    from ptx2sass.inline import opcodes_in
-    with deep_walks():
-        return any("brx" in opcodes_in(f.body) for f in tree.functions()
-                   if f.kind == ".func" and f.body is not None and ".visible" not in f.linkage
-                   and ".weak" not in f.linkage)
 
 
 def _flag(value) -> bool:

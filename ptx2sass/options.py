@@ -189,8 +189,9 @@ OPTIONS: tuple[Option, ...] = (
            default="5", effect=ACCEPTED),
     Option("return-at-end", "ret-end", FLAG,
            "Keep the final return instruction (debugging).", effect=ACCEPTED),
-    Option("sanitize", "sanitize", STRING, "Instrument the code for a sanitizer tool.",
-           "<string>", values=("memcheck", "threadsteer"), effect=ACCEPTED),
+    Option("sanitize", "sanitize", STRING, "Instrument the code for a sanitizer tool "
+           "(memcheck: refused, its instrumentation is not written; threadsteer: ptxas's code "
+           "is unchanged).", "<string>", values=("memcheck", "threadsteer"), effect=ACCEPTED),
     Option("sp-bounds-check", "sp-bounds-check", FLAG,
            "Check the stack pointer against its bounds.", effect=ACCEPTED),
     Option("split-compile", "split-compile", NUMBER,

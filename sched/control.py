@@ -62,6 +62,9 @@ class Slot:
     # named PTX registers it writes, or (alias True) that a coalesced copy put in a register
     # it does not write: (name, PTX type, part, file, index, alias) (-g's register maps)
     values: tuple = ()
+    # a call of the driver's system functions (vprintf, malloc ...: EIATTR_SYSCALL_OFFSETS),
+    # not of the module's functions nor through a pointer, which read alike
+    system_call: bool = False
     stall: int = 1
     wr_sb: int = 7
     rd_sb: int = 7

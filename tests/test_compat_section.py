@@ -2,7 +2,8 @@
 
 ptxas adds records to sm_90's on sm_100 and sm_120 (0x07 = 0x0101, a nonzero 8-byte 0x0b
 value per variant, sm_100a's 0x05 = 5) and writes ACCELERATOR_TARGET 1 for the "a"
-variants only ("f" keeps 0); sm_103 and sm_121 write sm_90's records. Expected bytes are
+variants only ("f" keeps 0); sm_103 and sm_121 write sm_90's records, sm_107 sm_90's with
+record 0x0d = 0x103. Expected bytes are
 ptxas's cubin's, for vecadd and a few ZLUDA kernels."""
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ptx2sass.codegen import compile_ptx
 from tools.emu_testing import ZLUDA_DIR, zluda_manifest, zluda_ptx
 
 REPO = Path(__file__).resolve().parent.parent
-ARCHS = ["sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_103", "sm_103a", "sm_103f",
+ARCHS = ["sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_103", "sm_103a", "sm_103f", "sm_107", "sm_107a", "sm_107f",
          "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f"]
 
 

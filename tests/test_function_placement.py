@@ -233,15 +233,81 @@ D:
 """ + _kernel("k", ("sw",))
 
 
-def test_c_local_function_with_jump_table_runs(tmp_path):
-    """-c: a local function holding a `brx.idx` table is still inlined (ptxas relocates the
-    table's place in the linked bank, which we do not write yet); the linked object
-    computes what ptxas's does."""
-    MODULES["switch"] = SWITCH
+# the same switch in a `.visible` function, and in the kernel itself
+SWITCH_VISIBLE = SWITCH.replace(".func (.param .b32 r) sw", ".visible .func (.param .b32 r) sw")
+SWITCH_KERNEL = HEAD + """.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x; and.b32 %r1, %r1, 3;
+  ts: .branchtargets L0, L1, L2, L3;
+  brx.idx %r1, ts;
+L0: mov.u32 %r2, 10; bra.uni D;
+L1: mov.u32 %r2, 21; bra.uni D;
+L2: mov.u32 %r2, 32; bra.uni D;
+L3: mov.u32 %r2, 43;
+D:
+  mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd2, %rd1; st.global.u32 [%rd2], %r2; ret;
+}
+"""
+# two tables in one function: an object each (`sw.const_opt.0.16`, `sw.const_opt.16.24`)
+SWITCH_TWO = SWITCH.replace("""D:
+  st.param.b32 [r], %r2;""", """D:
+  and.b32 %r3, %r2, 1;
+  ts2: .branchtargets M0, M1;
+  brx.idx %r3, ts2;
+M0: add.u32 %r2, %r2, 100; bra.uni E;
+M1: add.u32 %r2, %r2, 200;
+E:
+  st.param.b32 [r], %r2;""")
+JUMP_TABLE_MODULES = {"switch": SWITCH, "switch_visible": SWITCH_VISIBLE, "switch_kernel": SWITCH_KERNEL,
+                      "switch_two": SWITCH_TWO}
+
+
+@pytest.mark.parametrize("name", sorted(JUMP_TABLE_MODULES))
+def test_c_function_with_jump_table_runs(name, tmp_path):
+    """-c keeps a local function holding a `brx.idx` table out of line as ptxas does (was
+    inlined): each table is an object `<f>.const_opt.<start>.<end>` of `.nv.constant2.<f>`,
+    which nvlink places in each calling kernel's bank 2; the linked object computes what
+    ptxas's does (the `.visible` function's tables were read at the bank's start, wherever
+    nvlink put them)."""
+    MODULES[name] = JUMP_TABLE_MODULES[name]
     try:
-        test_separate_compilation_links_and_runs_as_ptxas("switch", ("-c",), tmp_path)
+        test_separate_compilation_links_and_runs_as_ptxas(name, ("-c",), tmp_path)
     finally:
-        del MODULES["switch"]
+        del MODULES[name]
+
+
+def _jump_table_objects(cubin: bytes) -> dict:
+    """`.nv.constant2.*` sections (name, type), their objects (name, type, binding, other,
+    size) and the relocations against them (section, symbol, type, addend)."""
+    elf = ELFFile(io.BytesIO(cubin))
+    symbols = list(elf.get_section_by_name(".symtab").iter_symbols())
+    names = [s.name for s in elf.iter_sections()]
+    return {
+        "sections": [(s.name, s["sh_type"]) for s in elf.iter_sections() if s.name.startswith(".nv.constant2")],
+        "objects": [(s.name, s["st_info"]["type"], s["st_info"]["bind"], s["st_other"]["visibility"],
+                     s["st_size"]) for s in symbols
+                    if isinstance(s["st_shndx"], int) and names[s["st_shndx"]].startswith(".nv.constant2")],
+        "relocations": sorted((s.name, symbols[r["r_info_sym"]].name, r["r_info_type"], r.entry.get("r_addend"))
+                              for s in elf.iter_sections() if isinstance(s, RelocationSection)
+                              for r in s.iter_relocations() if ".const_opt." in symbols[r["r_info_sym"]].name),
+    }
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+@pytest.mark.parametrize("name", sorted(JUMP_TABLE_MODULES))
+def test_c_jump_tables_are_relocated_objects_as_ptxas(name, arch, tmp_path):
+    """-c: every function's (and kernel's) `brx.idx` table is a local CUDA_OBJECT of its
+    `.nv.constant2.<f>` (type 0x70000066), read through R_CUDA_CONST_FIELD21_38 with addend
+    -0x8000 (ptxas 13.5.37 biases the index by 0x8000); layout as ptxas's."""
+    ptx = JUMP_TABLE_MODULES[name].replace("sm_89", arch)
+    theirs = oracle.ptxas(ptx, arch, ("-c",), name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    ours = codegen.compile_ptx(ptx, arch, "k.ptx", compile_only=True)
+    assert _jump_table_objects(ours) == _jump_table_objects(theirs.output)
+    if arch == "sm_89":       # (sm_90: ptxas also writes an empty `.rela.nv.constant2.<f>`)
+        assert _layout(ours) == _layout(theirs.output)
 
 
 CORPUS = "tests/corpus/cuda"
@@ -281,6 +347,93 @@ def test_calls_of_own_functions_are_no_system_calls(name, options, tmp_path):
     from ptx2sass.encoder.nvinfo import ATTRIBUTE_CODES
     assert all(ATTRIBUTE_CODES["SYSCALL_OFFSETS"] not in r for r in records(ours).values())
     assert records(ours) == records(theirs)
+
+
+def _section_names(cubin: bytes) -> list[str]:
+    return [s.name for s in ELFFile(io.BytesIO(cubin)).iter_sections()
+            if not s.name.startswith((".nv.merc.", ".nv.capmerc."))]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_120"])
+@pytest.mark.parametrize("options", [("-c",), ("-g",), ("-Ofc", "min")], ids=["c", "g", "Ofc"])
+@pytest.mark.parametrize("name", ["switch", "switch_visible", "switch_two"])
+def test_jump_table_relocation_sections_in_ptxas_s_order(name, options, arch):
+    """sm_90+: `.rela.nv.constant2.<f>` where ptxas 13.5.37 puts it: under -c right after
+    its function's `.rela.text.<f>`; under -g/-Ofc, for a kernel whose bank holds only its
+    functions' tables, after `.rela.debug_frame` (ours: before the debug sections'
+    relocations in both); the sections but Mercury = ptxas's."""
+    ptx = JUMP_TABLE_MODULES[name].replace("sm_89", arch).replace(".version 8.0", ".version 8.7")
+    theirs = oracle.ptxas(ptx, arch, options, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    kw = {"compile_only": True} if options == ("-c",) else {"debug": True, "opt_level": 0} \
+        if options == ("-g",) else {"fast_compile": options[1]}
+    assert _section_names(codegen.compile_ptx(ptx, arch, "k.ptx", **kw)) == _section_names(theirs.output)
+
+
+# SWITCH_KERNEL's index uniform (%ctaid.x: no BSSY around the BRX), and SWITCH's function
+# called under a lane-varying branch
+SWITCH_UNIFORM = SWITCH_KERNEL.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %ctaid.x;")
+SWITCH_DIVERGED = SWITCH[:SWITCH.index(".visible .entry")] + """.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .pred %q;
+ ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;
+ mov.u32 %r1, %tid.x; mov.u32 %r2, 5;
+ setp.lt.u32 %q, %r1, 16; @%q bra SKIP;
+ { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1; call (pr), sw, (pa); ld.param.b32 %r2, [pr]; }
+SKIP:
+ mul.wide.u32 %rd3, %r1, 4; add.s64 %rd2, %rd2, %rd3; st.global.u32 [%rd2], %r2; ret;
+}
+"""
+
+
+@pytest.mark.parametrize("options", [(), ("-c",), ("-g",), ("-Ofc", "min")], ids=["plain", "c", "g", "Ofc"])
+@pytest.mark.parametrize("ptx", [SWITCH_KERNEL, SWITCH_UNIFORM, SWITCH_DIVERGED, SWITCH_VISIBLE],
+                         ids=["kernel", "uniform", "diverged_call", "visible"])
+def test_lane_varying_switch_has_crs_stack_size(ptx, options):
+    """A function whose `brx.idx` index varies by lane (its BRX inside BSSY/BSYNC) gets a
+    CRS_STACK_SIZE of 0 from ptxas 13.5.37 in every mode, none where the index is uniform
+    (ours wrote none: the kernel's in a whole program, the function's under -c/-g/-Ofc)."""
+    from ptx2sass.encoder.nvinfo import ATTRIBUTE_CODES
+    theirs = oracle.ptxas(ptx, "sm_89", options, name="k.ptx")
+    assert theirs.ok, theirs.stderr
+    kw = {"compile_only": True} if options == ("-c",) else {"debug": True, "opt_level": 0} \
+        if options == ("-g",) else {"fast_compile": options[1]} if options else {}
+    ours = codegen.compile_ptx(ptx, "sm_89", "k.ptx", **kw)
+
+    def crs(cubin):
+        return {k.name: [r.value for r in k.attributes if r.attr == ATTRIBUTE_CODES["CRS_STACK_SIZE"]]
+                for k in read_cubin(cubin).kernels}
+    assert crs(ours) == crs(theirs.output)
+
+
+# a call through a pointer that holds one of two local functions' addresses
+POINTER_CALL = HEAD + _func("f") + _func("g") + """.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .pred %q;
+ ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;
+ mov.u32 %r1, %tid.x; and.b32 %r3, %r1, 1; setp.eq.u32 %q, %r3, 0;
+ mov.u64 %rd3, f; mov.u64 %rd4, g; selp.b64 %rd5, %rd3, %rd4, %q;
+ { .param .b32 pa; .param .b32 pr; st.param.b32 [pa], %r1;
+   proto: .callprototype (.param .b32 _) _ (.param .b32 _);
+   call (pr), %rd5, (pa), proto; ld.param.b32 %r2, [pr]; }
+ mul.wide.u32 %rd1, %r1, 4; add.s64 %rd2, %rd2, %rd1;
+ st.global.u32 [%rd2], %r2; ret;
+}
+"""
+
+
+@pytest.mark.parametrize("options", [("-g",), ("-Ofc", "min"), ("-Ofc", "max")])
+def test_calls_through_pointers_are_no_system_calls(options, tmp_path):
+    """A `CALL.ABS.NOINC R` through a pointer is no system call either (ptxas 13.5.37: no
+    EIATTR_SYSCALL_OFFSETS; ours listed it, as a vprintf's, which reads alike); the module
+    still runs as ptxas's."""
+    MODULES["pointer_call"] = POINTER_CALL
+    try:
+        test_calls_of_own_functions_are_no_system_calls("pointer_call", options, tmp_path)
+        if options != ("-g",):
+            test_fast_compile_runs_as_ptxas("pointer_call", options[1], tmp_path)
+    finally:
+        del MODULES["pointer_call"]
 
 
 @pytest.mark.parametrize("options", [("-c", "-v"), ("-c", "-O0", "-v"), ("-c", "-Ofc", "max", "-v")])

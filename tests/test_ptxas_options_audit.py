@@ -12,7 +12,6 @@ from tools import ptxas_options_audit as audit
 # Rows that differ on purpose or for want of a feature (docs/STATUS.md, branches cli35, cli36).
 KNOWN = {
     "--sanitize=memcheck": "no instrumentation",
-    **{f"-arch={a}": "no code generator for sm_107 yet" for a in ("sm_107", "sm_107a", "sm_107f")},
 }
 
 

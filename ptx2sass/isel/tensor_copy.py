@@ -75,6 +75,8 @@ class TensorCopySelection:
         load = not prefetch and "mbarrier::complete_tx::bytes" in mods
         if any(m.startswith("cta_group") for m in mods) and not load:
             raise self.unsupported(f"`cp.{'.'.join(mods)}`")
+        if (pair or mode == "im2col::w::128") and not self.arch.tensor_copy_sm100_modes:
+            raise self.unsupported(f"`cp.{'.'.join(mods)}` on {self.arch.name}")
         lane: list[tuple] = []
         block = BLOCK_UR
 
