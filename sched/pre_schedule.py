@@ -493,7 +493,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
                                           register_limit, p_ids, predicate_limit, defer, chains)
     if UNDEF_COPIES_AT_USE:
-        starts = sorted({*starts, *_undefined_copies(region)})
+        starts = sorted({*starts, *_undefined_copies(region, live_in)})
     left_out = {id(region[k]) for k in starts}
     rest = [ins for ins in region if id(ins) not in left_out]
     order = {id(ins): k for k, ins in enumerate(region)}
@@ -521,17 +521,21 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     return out
 
 
-def _undefined_copies(region: list[MInstr]) -> list[int]:
+def _undefined_copies(region: list[MInstr], live_in: set[int]) -> list[int]:
     """Indices of the unguarded whole-register `COPY d <- u` whose u the region defines
-    only by an IMPLICIT_DEF before it (UNDEF_COPIES_AT_USE)."""
+    only by an IMPLICIT_DEF before it, and whose d nothing before it touches nor holds on
+    entry (UNDEF_COPIES_AT_USE): put back before d's first later toucher, such a copy
+    cannot overwrite a value an instruction the order moved past it still reads."""
     undefined: set[int] = set()
+    touched: set[int] = set(live_in)
     found: list[int] = []
     for k, ins in enumerate(region):
         if (ins.opcode == COPY and ins.guard is None and len(ins.operands) == 2
                 and all(isinstance(op, VOp) and op.part is None for op in ins.operands)
-                and ins.operands[1].reg.id in undefined):
+                and ins.operands[1].reg.id in undefined and ins.operands[0].reg.id not in touched):
             found.append(k)
         for _, op, is_def in register_operands(ins):
+            touched.add(op.reg.id)
             if is_def:
                 if ins.opcode == IMPLICIT_DEF and op.part is None:
                     undefined.add(op.reg.id)
