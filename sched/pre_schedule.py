@@ -514,6 +514,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
                                           register_limit, p_ids, predicate_limit, defer, chains):
         place(ins)
+    # starts nothing later in the region touches (their registers live after it), in order
     for ins in sorted((d for defs in pending.values() for d in defs), key=lambda d: order[id(d)]):
         if ins in pending.get(ins.operands[0].reg.id, ()):
             pending[ins.operands[0].reg.id].remove(ins)
