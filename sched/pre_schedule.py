@@ -153,6 +153,18 @@ SOURCE_SLACK_STEPS = (4, 8)
 # 92-register order won its estimate, tests/test_pre_schedule_load_window.py); False: loads
 # keep their source order among themselves (A/B runs)
 LOADS_PASS: bool | str = True
+# a `COPY d <- u` of an IMPLICIT_DEF's u (the undefined default of a guarded write: if-
+# converted code's `@!P LDG d` merges into whatever d held) is left out of the latency order
+# as the IMPLICIT_DEF is, and put back just before d's first toucher: ready from the start
+# and above every guarded load by height, the 80 such copies of an unrolled stencil's 16
+# if-converted neighbour loads went first and counted 80 registers, so every order was
+# refused and the source order kept, each load read at once (stencil_highorder
+# diffusion_varcoef_2d: 104 registers in the latency order; False for A/B runs)
+UNDEF_COPIES_AT_USE = True
+# an order that overran PREDICATE_LIMIT itself is made again below it, as one that overran
+# a higher limit is (`ordered`): refused for its 7th predicate, the stencil above kept its
+# source order (False: only above the limit, for A/B runs)
+RETRY_AT_LIMIT = True
 
 
 # Special registers whose value is fixed for the thread, so reading them may move.
@@ -480,21 +492,57 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     if not starts:
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
                                           register_limit, p_ids, predicate_limit, defer, chains)
-    rest = [ins for ins in region if ins.opcode != IMPLICIT_DEF]
+    if UNDEF_COPIES_AT_USE:
+        starts = sorted({*starts, *_undefined_copies(region, live_in)})
+    left_out = {id(region[k]) for k in starts}
+    rest = [ins for ins in region if id(ins) not in left_out]
     order = {id(ins): k for k, ins in enumerate(region)}
-    pending: dict[int, list[MInstr]] = {}           # vreg id -> its IMPLICIT_DEFs not yet placed
+    pending: dict[int, list[MInstr]] = {}           # vreg id -> its starts not yet placed
     for k in starts:
         pending.setdefault(region[k].operands[0].reg.id, []).append(region[k])
     out: list[MInstr] = []
-    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
-                                          register_limit, p_ids, predicate_limit, defer, chains):
+
+    def place(ins: MInstr) -> None:
+        """`ins` after the starts before it of the registers it names (an undefined copy's
+        own source's IMPLICIT_DEF first)."""
         for _, op, _ in register_operands(ins):
             defs = pending.get(op.reg.id)
             while defs and order[id(defs[0])] < order[id(ins)]:
-                out.append(defs.pop(0))
+                place(defs.pop(0))
         out.append(ins)
-    out.extend(d for defs in pending.values() for d in defs)
+
+    for ins in _schedule_in_latency_order(rest, vfile, lat, live_after, live_in, tied, width,
+                                          register_limit, p_ids, predicate_limit, defer, chains):
+        place(ins)
+    # starts nothing later in the region touches (their registers live after it), in order
+    for ins in sorted((d for defs in pending.values() for d in defs), key=lambda d: order[id(d)]):
+        if ins in pending.get(ins.operands[0].reg.id, ()):
+            pending[ins.operands[0].reg.id].remove(ins)
+            place(ins)
     return out
+
+
+def _undefined_copies(region: list[MInstr], live_in: set[int]) -> list[int]:
+    """Indices of the unguarded whole-register `COPY d <- u` whose u the region defines
+    only by an IMPLICIT_DEF before it, and whose d nothing before it touches nor holds on
+    entry (UNDEF_COPIES_AT_USE): put back before d's first later toucher, such a copy
+    cannot overwrite a value an instruction the order moved past it still reads."""
+    undefined: set[int] = set()
+    touched: set[int] = set(live_in)
+    found: list[int] = []
+    for k, ins in enumerate(region):
+        if (ins.opcode == COPY and ins.guard is None and len(ins.operands) == 2
+                and all(isinstance(op, VOp) and op.part is None for op in ins.operands)
+                and ins.operands[1].reg.id in undefined and ins.operands[0].reg.id not in touched):
+            found.append(k)
+        for _, op, is_def in register_operands(ins):
+            touched.add(op.reg.id)
+            if is_def:
+                if ins.opcode == IMPLICIT_DEF and op.part is None:
+                    undefined.add(op.reg.id)
+                else:
+                    undefined.discard(op.reg.id)
+    return found
 
 
 def _schedule_in_latency_order(region: list[MInstr], vfile: dict[int, str], lat: LatencyModel,
@@ -1167,9 +1215,9 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
 
         def ordered(p_limit, cap=None, defer=None, chains=None):
             """The latency order (capped at `cap` registers) keeping at most `p_limit`
-            predicates live where it can. Above PREDICATE_LIMIT, an order that went past it
-            (only compares were ready, the guards they lead to waiting for them) is made
-            again with the limit lowered by the excess."""
+            predicates live where it can. At or above PREDICATE_LIMIT (RETRY_AT_LIMIT), an
+            order that went past it (only compares were ready, the guards they lead to
+            waiting for them) is made again with the limit lowered by the excess."""
             def once(p_cap):
                 return _reorder_block(b.instrs, live_before,
                                       lambda region, after, before: _schedule_region(
@@ -1177,7 +1225,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                                           width if cap is not None or defer is not None else None,
                                           cap, p_ids, p_cap, defer, chains))
             got = once(p_limit)
-            if p_limit > PREDICATE_LIMIT and got != b.instrs:
+            if (p_limit > PREDICATE_LIMIT or RETRY_AT_LIMIT and p_limit == PREDICATE_LIMIT) and got != b.instrs:
                 over = _pressure(got, units_out[bi], preds, fresh, live_count=p_count) - p_limit
                 if over > 0:
                     got = once(max(1, p_limit - over))

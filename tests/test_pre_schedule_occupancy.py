@@ -107,12 +107,13 @@ def test_wide_state_spills_no_more_than_ptxas_under_its_sm90_cap():
 
 
 @pytest.mark.parametrize("name, kernel, bar", [
-    ("sum_uint64__r_16_256", "r_16_256", 1.05),
+    pytest.param("sum_uint64__r_16_256", "r_16_256", 1.05, marks=WITHHELD),
     # the capped order overshoots caps under its ceiling here (a greedy order), so it steps
-    # up to the first cap that holds: 89 registers against ptxas's 79 (97 before)
+    # up to the first cap that holds: 89 registers against ptxas's 79 (97 before); 86 since
+    # the guarded loads' undefined defaults are copied at their use
+    # (pre_schedule.UNDEF_COPIES_AT_USE)
     ("conv2d_f32_pad_stride__r_2_2_3_3_3_3_3_3_3_3", "r_2_2_3_3_3_3_3_3_3_3", 1.15),
 ])
-@WITHHELD
 def test_tinygrad_reductions_stay_near_ptxas_s_registers(name, kernel, bar):
     ptx = (TINYGRAD_DIR / f"{name}.ptx").read_text()
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, "sm_89", "k.ptx"), "sm_89", {})
