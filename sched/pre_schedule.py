@@ -88,7 +88,7 @@ OCCUPANCY_CEILING = False
 # the capped latency orders and the orders for pressure that fit under that are tried and
 # the fastest by the in-order estimate is kept where it is at most FULL_OCCUPANCY_COST above
 # the order chosen (ptxas: spmv_csr's copied loops in 40 registers on sm_89, 32 on sm_80,
-# where their latency order needs 50). None: off (A/B runs).
+# where their latency order needs 50). None or 0: off (A/B runs).
 FULL_OCCUPANCY_COST: float | None = 0.10
 # A new order that needs more registers than the source order is kept only where the in-order
 # estimate finds it faster (branch regs31: rounding_math rare_f64_functions' DFMA polynomial,
@@ -1145,7 +1145,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             count = _live_count(units_out[bi], width, r_units)
             befores[bi] = count, _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
     full = None
-    if FULL_OCCUPANCY_COST is not None and threads is None and register_limit is None and mf.target is not None:
+    if FULL_OCCUPANCY_COST and threads is None and register_limit is None and mf.target is not None:
         from ptx2sass.launch_bounds import full_occupancy_registers
         full = full_occupancy_registers(mf.target) - REGISTERS_BEYOND_PRESSURE
     ceiling = _occupancy_ceiling(max((p for _, p in befores.values()), default=0), register_limit,
