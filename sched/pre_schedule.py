@@ -88,8 +88,13 @@ OCCUPANCY_CEILING = False
 # the capped latency orders and the orders for pressure that fit under that are tried and
 # the fastest by the in-order estimate is kept where it is at most FULL_OCCUPANCY_COST above
 # the order chosen (ptxas: spmv_csr's copied loops in 40 registers on sm_89, 32 on sm_80,
-# where their latency order needs 50). None or 0: off (A/B runs).
+# where their latency order needs 50). None or 0: off (A/B runs). The estimate without far
+# loads judges it (the copied loops' orders: +6% there, +37% with far loads, for SM cycles
+# equal); with far loads it may be at most FULL_OCCUPANCY_FAR times the chosen's (sgemm
+# dgemv's source order, its loads waited for one by one: 4.6x, 36 -> 15 registers, sm_80 SM
+# cycles 4607 -> 5614).
 FULL_OCCUPANCY_COST: float | None = 0.10
+FULL_OCCUPANCY_FAR = 1.5
 # A new order that needs more registers than the source order is kept only where the in-order
 # estimate finds it faster (branch regs31: rounding_math rare_f64_functions' DFMA polynomial,
 # 19 -> 61 live for no gain); off measures what the latency order did before.
@@ -1279,6 +1284,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         break
             if full is not None and before <= full < after and out != b.instrs:
                 limit_near = (1 + FULL_OCCUPANCY_COST) * _in_order_cycles(out, vfile, lat)
+                limit_far = FULL_OCCUPANCY_FAR * _in_order_cycles(out, vfile, lat, FAR_LOAD)
                 best_near = None
                 tries = [ordered(p_limit, cap) for cap in range(full, max(before, full - 2 * TRIM_STEP), -2)]
                 for goal in range(full, max(before, full - TRIM_STEP), -4):
@@ -1289,7 +1295,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         continue
                     tried_pressure = _pressure(tried, units_out[bi], width, fresh, r_units, count)
                     est = _in_order_cycles(tried, vfile, lat)
-                    if tried_pressure <= full and est <= limit_near and (best_near is None or est < best_near):
+                    if (tried_pressure <= full and est <= limit_near and (best_near is None or est < best_near)
+                            and _in_order_cycles(tried, vfile, lat, FAR_LOAD) <= limit_far):
                         best_near, best = est, (tried, tried_pressure)
                 if best_near is not None:
                     out, after = best
