@@ -82,6 +82,19 @@ CEILING_STEP = 8              # caps tried above the ceiling when no order fits 
 # 2988, max_axis1_uint64 4143 -> 4847 (branch regs30). On again when the timing model runs
 # full SMs (issue 20) and shows the gain.
 OCCUPANCY_CEILING = False
+# A kernel that bounds nothing (no CTA size, no register limit): where the order chosen needs
+# more registers than let the SM hold its most threads (`launch_bounds.
+# full_occupancy_registers` less REGISTERS_BEYOND_PRESSURE) and the source order needs no more,
+# the capped latency orders and the orders for pressure that fit under that are tried and
+# the fastest by the in-order estimate is kept where it is at most FULL_OCCUPANCY_COST above
+# the order chosen (ptxas: spmv_csr's copied loops in 40 registers on sm_89, 32 on sm_80,
+# where their latency order needs 50). None or 0: off (A/B runs). The estimate without far
+# loads judges it (the copied loops' orders: +6% there, +37% with far loads, for SM cycles
+# equal); with far loads it may be at most FULL_OCCUPANCY_FAR times the chosen's (sgemm
+# dgemv's source order, its loads waited for one by one: 4.6x, 36 -> 15 registers, sm_80 SM
+# cycles 4607 -> 5614).
+FULL_OCCUPANCY_COST: float | None = 0.10
+FULL_OCCUPANCY_FAR = 1.5
 # A new order that needs more registers than the source order is kept only where the in-order
 # estimate finds it faster (branch regs31: rounding_math rare_f64_functions' DFMA polynomial,
 # 19 -> 61 live for no gain); off measures what the latency order did before.
@@ -1154,6 +1167,10 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         if _reorderable(b.instrs):
             count = _live_count(units_out[bi], width, r_units)
             befores[bi] = count, _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
+    full = None
+    if FULL_OCCUPANCY_COST and threads is None and register_limit is None and mf.target is not None:
+        from ptx2sass.launch_bounds import full_occupancy_registers
+        full = full_occupancy_registers(mf.target) - REGISTERS_BEYOND_PRESSURE
     ceiling = _occupancy_ceiling(max((p for _, p in befores.values()), default=0), register_limit,
                                  threads, mf.target)
     for bi, b in enumerate(mf.blocks):
@@ -1292,6 +1309,24 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                             chained_pressure <= after - CHAIN_GAIN and est <= limit_far)):
                         out, after = chained, chained_pressure
                         break
+            if full is not None and before <= full < after and out != b.instrs:
+                limit_near = (1 + FULL_OCCUPANCY_COST) * _in_order_cycles(out, vfile, lat)
+                limit_far = FULL_OCCUPANCY_FAR * _in_order_cycles(out, vfile, lat, FAR_LOAD)
+                best_near = None
+                tries = [ordered(p_limit, cap) for cap in range(full, max(before, full - 2 * TRIM_STEP), -2)]
+                for goal in range(full, max(before, full - TRIM_STEP), -4):
+                    tries.append(_for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
+                                               goal, lat, r_units, count)[0])
+                for tried in tries:
+                    if tried == b.instrs:
+                        continue
+                    tried_pressure = _pressure(tried, units_out[bi], width, fresh, r_units, count)
+                    est = _in_order_cycles(tried, vfile, lat)
+                    if (tried_pressure <= full and est <= limit_near and (best_near is None or est < best_near)
+                            and _in_order_cycles(tried, vfile, lat, FAR_LOAD) <= limit_far):
+                        best_near, best = est, (tried, tried_pressure)
+                if best_near is not None:
+                    out, after = best
             if out == b.instrs:
                 return None
             if NO_GAIN_NO_PRESSURE and after > before and (_in_order_cycles(out, vfile, lat, FAR_LOAD)
