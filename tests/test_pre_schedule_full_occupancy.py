@@ -6,6 +6,11 @@ opt/runtime_unroll.py, went to 50 registers on sm_89: the latency order issues a
 trip's index and value loads before the gathers. ptxas keeps each at 40 on sm_86/sm_89 and
 32 on sm_80/sm_90, the most registers at which the SM holds its most threads (1536 / 2048).
 
+Where the orders kept within that pressure still come out above the count once allocated
+(bits_hash rank_select: its block of 128 loads fits 37 live, STS.128's register quads then
+take 50), they only cost cycles (SM cycles +21% there): the code is then the code without the
+goal (codegen._allocate_full_occupancy), checked against the same compile with the goal off.
+
 Expected values are ptxas's: its register count for the same PTX (ptx2sass.oracle) and its
 cubin's outputs in the emulator, on rows long enough to run the 16-step loop."""
 from __future__ import annotations
@@ -34,8 +39,8 @@ def _registers(cubin: bytes, kernel: str) -> int:
     return k.regcount
 
 
-def _module_ptx(arch: str, kernel: str) -> str:
-    text = (rw.CORPUS / f"cuda/spmv_csr.{arch}.ptx").read_text()
+def _module_ptx(arch: str, kernel: str, module: str = "cuda/spmv_csr") -> str:
+    text = (rw.CORPUS / f"{module}.{arch}.ptx").read_text()
     head = text[:text.index("\t// .globl")]
     start = text.index(f"\t// .globl\t{kernel}")
     end = text.index("\n}\n", start) + 3
@@ -67,3 +72,27 @@ def test_copied_csr_loop_keeps_near_ptxas_s_registers(kernel):
     for want, have in zip(want_params, have_params):
         if isinstance(want, np.ndarray):
             assert np.array_equal(want.view(np.uint8), have.view(np.uint8))
+
+
+# kernels whose full-occupancy orders miss the count once allocated (sm_89, 40 registers):
+# rank_select 58 -> 50, int64_prefix_blocks 44 -> 42 with the orders kept (SM cycles +21%,
+# +15%); (module, kernel)
+MISSED = [("cuda/bits_hash", "rank_select"),
+          ("numba/int64_prefix_blocks", "_ZN15realworld_numba19int64_prefix_blocks")]
+
+
+@pytest.mark.parametrize("module,kernel", MISSED)
+def test_orders_that_miss_the_count_once_allocated_are_not_kept(module, kernel, monkeypatch):
+    from ptx2sass.sched import pre_schedule
+    text = (rw.CORPUS / f"{module}.sm_89.ptx").read_text()
+
+    def compiled():
+        cubin, _ = codegen.generate_module(codegen.lower_ptx(text, "sm_89", "k.ptx"), "sm_89", {})
+        (k,) = [k for k in read_cubin(cubin).kernels if k.name.startswith(kernel)]
+        return k.regcount, bytes(k.text)
+    regs, code = compiled()
+    monkeypatch.setattr(pre_schedule, "FULL_OCCUPANCY_COST", 0)
+    plain_regs, plain_code = compiled()
+    assert regs <= plain_regs
+    if regs > full_occupancy_registers(target("sm_89")) + codegen.FULL_OCCUPANCY_MISS:
+        assert code == plain_code
