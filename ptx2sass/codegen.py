@@ -454,10 +454,10 @@ def _allocate_full_occupancy(mf: MFunction, frame: Frame, limit: int | None, mus
     frame)."""
     import copy
     from ptx2sass.launch_bounds import full_occupancy_registers
-    memo: dict = {id(mf.target): mf.target}
-    other = copy.deepcopy(mf, memo)
+    from ptx2sass.mir import copy_function
+    other, copies = copy_function(mf)
     for bi, order in plain.items():
-        other.blocks[bi].instrs = [memo[id(mi)] for mi in order]
+        other.blocks[bi].instrs = [copies[id(mi)] for mi in order]
     spare = copy.deepcopy(frame)
     alloc, got = allocate_with_spilling(mf, frame, limit, must_save)
     if alloc.max_r + 1 + REGISTERS_RESERVED <= full_occupancy_registers(mf.target) + FULL_OCCUPANCY_MISS:
