@@ -1354,11 +1354,11 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                 for goal in range(full, max(before, full - TRIM_STEP), -4):
                     judge(_for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
                                        goal, lat, r_units, count)[0])
-                # the capped orders from the highest cap down: each lower cap's order is slower
-                # (the in-order estimate grows as the cap falls), so the first that fits is the
-                # fastest and the first that costs too much ends the search
+                # the capped orders from the highest cap down: the in-order estimate grows as
+                # the cap falls, so the first that costs too much ends the search (not the first
+                # that fits: local_array_dynamic's fastest fitting order is a lower cap's)
                 for cap in range(full, max(before, full - 2 * TRIM_STEP), -2):
-                    if judge(ordered(p_limit, cap)) is not False:
+                    if judge(ordered(p_limit, cap)) is None:
                         break
                 if not fitting:
                     return plain
