@@ -68,3 +68,13 @@ def occupancy_ceiling(threads: int, registers: int, target, file: int = 255) -> 
             break
         best = r
     return best
+
+
+def full_occupancy_registers(target) -> int:
+    """The most registers per thread at which an SM holds its most threads (the Target's
+    `resident_limits`), in steps of REGISTER_GRANULE: 32 where 2048 threads fit (sm_80,
+    sm_90), 40 where 1536 do (sm_86, sm_89). ptxas keeps a kernel that bounds nothing
+    within it where an order allows (spmv_csr's scalar and vector loops: 32 on sm_80/sm_90,
+    40 on sm_86/sm_89)."""
+    max_threads, _ = target.resident_limits
+    return REGISTER_FILE_PER_SM // max_threads // REGISTER_GRANULE * REGISTER_GRANULE

@@ -82,6 +82,19 @@ CEILING_STEP = 8              # caps tried above the ceiling when no order fits 
 # 2988, max_axis1_uint64 4143 -> 4847 (branch regs30). On again when the timing model runs
 # full SMs (issue 20) and shows the gain.
 OCCUPANCY_CEILING = False
+# A kernel that bounds nothing (no CTA size, no register limit): where the order chosen needs
+# more registers than let the SM hold its most threads (`launch_bounds.
+# full_occupancy_registers` less REGISTERS_BEYOND_PRESSURE) and the source order needs no more,
+# the capped latency orders and the orders for pressure that fit under that are tried and
+# the fastest by the in-order estimate is kept where it is at most FULL_OCCUPANCY_COST above
+# the order chosen (ptxas: spmv_csr's copied loops in 40 registers on sm_89, 32 on sm_80,
+# where their latency order needs 50). None or 0: off (A/B runs). The estimate without far
+# loads judges it (the copied loops' orders: +6% there, +37% with far loads, for SM cycles
+# equal); with far loads it may be at most FULL_OCCUPANCY_FAR times the chosen's (sgemm
+# dgemv's source order, its loads waited for one by one: 4.6x, 36 -> 15 registers, sm_80 SM
+# cycles 4607 -> 5614).
+FULL_OCCUPANCY_COST: float | None = 0.10
+FULL_OCCUPANCY_FAR = 1.5
 # A new order that needs more registers than the source order is kept only where the in-order
 # estimate finds it faster (branch regs31: rounding_math rare_f64_functions' DFMA polynomial,
 # 19 -> 61 live for no gain); off measures what the latency order did before.
@@ -1016,6 +1029,22 @@ def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     return t
 
 
+def _in_order_pair(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> tuple[int, int]:
+    """`_in_order_cycles` without and with far loads (FAR_LOAD), the dependences found once."""
+    succs, _ = _dependences(instrs, vfile, False, lat)
+    out = []
+    for far in (0, FAR_LOAD):
+        ready = [0] * len(instrs)
+        t = 0
+        for j in range(len(instrs)):
+            t = max(t + 1, ready[j])
+            slow = far if instrs[j].opcode in FAR_LOADS else 0
+            for k, latency in succs[j]:
+                ready[k] = max(ready[k], t + max(latency, slow if latency > 1 else latency))
+        out.append(t)
+    return out[0], out[1]
+
+
 def units_in(units_out: dict[int, set[int]], width: dict[int, int]) -> set[int]:
     """Every unit of `units_out`'s sets whose register `width` counts: `_pressure`'s `units`,
     found once per function (filtering each block's live set costs its size per call)."""
@@ -1165,7 +1194,7 @@ def _for_pressure(instrs, live_before, units_out, fresh, vfile, width, limit, la
 
 
 def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict | None = None,
-                 bounded: bool = False, threads: int | None = None) -> int:
+                 bounded: bool = False, threads: int | None = None, plain: dict | None = None) -> int:
     """Reorder each block's movable regions; returns the number of blocks reordered.
     `register_limit`: what the allocator must fit (None: the file's 255). `solved`: the
     liveness of this very code where a pass before has it (`fresh`, `live_out`,
@@ -1177,7 +1206,10 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
     1024-thread block cannot launch with; ptxas: 38). `threads`: the CTA size the kernel
     declares (`.maxntid`/`.reqntid`): no block's new order may need more registers than
     keep as many CTAs resident as the source order's pressure does (`_occupancy_ceiling`),
-    nor more than `register_limit` where the source order fits it."""
+    nor more than `register_limit` where the source order fits it. `plain`: filled, for each
+    block the full-occupancy goal (FULL_OCCUPANCY_COST) reordered, with its order without
+    that goal (block index -> instruction list), for the caller to take where allocation
+    misses the goal anyway."""
     budget = (register_limit or 255) - BUDGET_MARGIN
     high = min(HIGH_PRESSURE, budget)
     window = PRESSURE_LIMIT - CAP_MARGIN
@@ -1202,11 +1234,16 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
         if _reorderable(b.instrs):
             count = _live_count(units_out[bi], width, r_units)
             befores[bi] = count, _pressure(b.instrs, units_out[bi], width, fresh, r_units, count)
+    full = None
+    if FULL_OCCUPANCY_COST and threads is None and register_limit is None and mf.target is not None:
+        from ptx2sass.launch_bounds import full_occupancy_registers
+        full = full_occupancy_registers(mf.target) - REGISTERS_BEYOND_PRESSURE
     ceiling = _occupancy_ceiling(max((p for _, p in befores.values()), default=0), register_limit,
                                  threads, mf.target)
-    for bi, b in enumerate(mf.blocks):
-        if bi not in befores:
-            continue
+
+    def block(bi: int, b):
+        """Block `bi`'s new order (None: keep it), `select`'s function for the order kept
+        within a pressure, and the pressure of an order of it."""
         live_before = _live_at_region_bounds(b.instrs, live_out[bi])
         tied = _tied_copies(b.instrs)
         count, before = befores[bi]
@@ -1232,7 +1269,9 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             return got
 
         def select(p_limit):
-            """The block's new order at `p_limit` predicates, or None to keep it."""
+            """The block's new order at `p_limit` predicates, or None to keep it; and a
+            function of a pressure, `full`, giving the order kept within it where one fits
+            within FULL_OCCUPANCY_COST (else the same order)."""
             allowed = min(PRESSURE_LIMIT, ceiling)
             out = ordered(p_limit)
             after = _pressure(out, units_out[bi], width, fresh, r_units, count) if out != b.instrs else before
@@ -1340,6 +1379,43 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                             chained_pressure <= after - CHAIN_GAIN and est <= limit_far)):
                         out, after = chained, chained_pressure
                         break
+            plain = finish(out, after, allowed)
+
+            def squeeze(full):
+                if not before <= full < after or out == b.instrs:
+                    return plain
+                near, far = _in_order_pair(out, vfile, lat)
+                limit_near, limit_far = (1 + FULL_OCCUPANCY_COST) * near, FULL_OCCUPANCY_FAR * far
+                fitting = []                # (near estimate, order) of the orders that fit within the cost
+
+                def judge(tried) -> bool | None:
+                    """True: `tried` fits and is kept; False: it fits not; None: it costs too much."""
+                    if tried == b.instrs:
+                        return False
+                    near, far = _in_order_pair(tried, vfile, lat)
+                    if near > limit_near or far > limit_far:
+                        return None
+                    if _pressure(tried, units_out[bi], width, fresh, r_units, count) > full:
+                        return False
+                    fitting.append((near, tried))
+                    return True
+                for goal in range(full, max(before, full - TRIM_STEP), -4):
+                    judge(_for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
+                                       goal, lat, r_units, count)[0])
+                # the capped orders from the highest cap down: the in-order estimate grows as
+                # the cap falls, so the first that costs too much ends the search (not the first
+                # that fits: local_array_dynamic's fastest fitting order is a lower cap's)
+                for cap in range(full, max(before, full - 2 * TRIM_STEP), -2):
+                    if judge(ordered(p_limit, cap)) is None:
+                        break
+                if not fitting:
+                    return plain
+                best = min(fitting, key=lambda f: f[0])[1]
+                return finish(best, _pressure(best, units_out[bi], width, fresh, r_units, count), allowed)
+            return plain, squeeze
+
+        def finish(out, after, allowed):
+            """`out` (needing `after` registers) as the block's new order, or None to keep it."""
             if out == b.instrs:
                 return None
             if NO_GAIN_NO_PRESSURE and after > before and (_in_order_cycles(out, vfile, lat, FAR_LOAD)
@@ -1353,8 +1429,12 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                 return out
             return None
 
-        out = select(PREDICATE_LIMIT)
-        if p_before > PREDICATE_LIMIT:
+        def choose():
+            """The block's new order (None: keep it), and `select`'s function for the order
+            kept within a pressure."""
+            out, squeeze = select(PREDICATE_LIMIT)
+            if p_before <= PREDICATE_LIMIT:
+                return out, squeeze
             # the source order itself needs more predicates than PREDICATE_LIMIT: the orders
             # may keep as many as it does, and the one an in-order estimate with far loads
             # finds faster goes. A fully unrolled conv2d (tinygrad conv2d_f32_pad_stride, 3
@@ -1365,10 +1445,40 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
             # it fits, the wider order lost 1-5% on bf16/fp8 elementwise kernels (add_bfloat16
             # 1539 -> 1564) while sqrt_float16_software gained (3242 -> 2321): the estimate
             # picks each of those.
-            wide = select(p_before)
+            wide, wide_squeeze = select(p_before)
+            return faster(out, wide), lambda full: faster(squeeze(full), wide_squeeze(full))
+
+        def faster(out, wide):
             if wide is not None and (out is None or _in_order_cycles(wide, vfile, lat, FAR_LOAD)
                                      < _in_order_cycles(out, vfile, lat, FAR_LOAD)):
-                out = wide
+                return wide
+            return out
+
+        out, squeeze = choose()
+        return out, squeeze, lambda order: before if order is None else _pressure(
+            order, units_out[bi], width, fresh, r_units, count)
+
+    chosen = {bi: block(bi, b) for bi, b in enumerate(mf.blocks) if bi in befores}
+    orders = {bi: out for bi, (out, _, _) in chosen.items()}
+    if full is not None:
+        # the kernel's registers are its fullest block's: the blocks above `full` are kept
+        # within it only where each of them can be (none with its source order above it)
+        over = [bi for bi, (out, _, pressure) in chosen.items() if pressure(out) > full]
+        squeezed: dict | None = {} if over and all(befores[bi][1] <= full for bi in over) else None
+        for bi in over if squeezed is not None else ():
+            got = chosen[bi][1](full)
+            if chosen[bi][2](got) > full:
+                squeezed = None
+                break
+            squeezed[bi] = got
+        for bi, got in (squeezed or {}).items():
+            if plain is not None:
+                # the order without the goal, for the caller where allocation misses it
+                plain[bi] = list(orders[bi] if orders[bi] is not None else mf.blocks[bi].instrs)
+                _sink_uniform_copies(plain[bi], live_out[bi], vfile)
+            orders[bi] = got
+    for bi, out in orders.items():
+        b = mf.blocks[bi]
         if out is not None:
             b.instrs = out
             changed += 1
