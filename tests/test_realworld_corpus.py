@@ -261,7 +261,8 @@ def test_sm120_retargeted_modules_compile_and_match_ptxas(source):
                                        ("intrinsics_misc.cu@sm_86", "k_halfmath"),
                                        ("batched_linalg.cu@sm_80", "pcr_tridiag_smem"),
                                        ("batched_linalg.cu@sm_89", "pcr_tridiag_smem"),
-                                       ("batched_linalg.cu@sm_75", "pcr_tridiag_smem")])
+                                       ("batched_linalg.cu@sm_75", "pcr_tridiag_smem"),
+                                       ("cub_block_more.cu@sm_90", "merge_sort_partial_tile")])
 def test_ptxas_forms_the_tables_lacked_decode(key, entry):
     """ptxas writes `LEA.X R3, R25, 0x3ff00000, 0x14, P2` (cuda::std::complex<double>'s
     division) on sm_80..90 and `HSET2.BF.EQ.AND R, R, imm, imm, PT` (h2log2) on sm_90 and
@@ -274,7 +275,9 @@ __half2 atomicAdd's space test, atomic_widths.cu); the tables had no such forms,
     `HADD2.BF16_V2 R4, R5, 2, 2`, `F2FP.BF16.F32.PACK_AB R0, R0, 1` (bf16 atomicAdd) on sm_90
     (realworld32_*.words); on sm_86 the emulator read `.H0_NH1` as no selector: a mismatch.
     batched_linalg.cu: `@!UP0 ULEA UR6, UR4, 0x400, 0x8` (a shared double buffer's half picked
-    by a uniform predicate) on sm_80/86/89 and sm_75 (retargeted; realworld36_{ampere,turing}.words)."""
+    by a uniform predicate) on sm_80/86/89 and sm_75 (retargeted; realworld36_{ampere,turing}.words).
+    cub_block_more.cu: `VIADDMNMX R9, R16, R8, UR5, PT` (BlockMergeSort's partial tile) on sm_90
+    (realworld37_hopper.words)."""
     name, _, arch = key.partition("@")
     module = _module(key) if arch not in ("sm_75", "sm_120") else \
         next(m for m in rw.retargeted(arch) if module_key(m) == name)
