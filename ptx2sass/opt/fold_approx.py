@@ -8,7 +8,10 @@ random bit patterns): a NaN result is never folded (NaN inputs, negative square 
 nor lg2 of zero, nor tanh at all; under `.ftz` denormal inputs and results are zeros, and
 sin/cos read a denormal input as zero even without it. Where ptxas's choice was not seen
 (a denormal result without `.ftz`: ex2 near -127 came out one unit off correct rounding)
-nothing is folded and the MUFU runs as before."""
+nothing is folded and the MUFU runs as before. Nor is sin/cos of 2^23 revolutions or more
+(the MUFU's prescaled argument, FMUL.RZ by 1/(2 pi)): there the unit gives 0 and ptxas's
+exact fold is a known departure from it (fuzz seed 36005150, ptx2sass/fuzz/departures.py),
+so ours keeps the unit's answer."""
 from __future__ import annotations
 
 import math
@@ -25,6 +28,8 @@ FUNCTIONS = {
     "cos": math.cos,
 }
 SMALLEST_NORMAL = 2.0 ** -126
+INV_TWO_PI_F32 = 0.15915493667125701904     # the f32 prescale of sin/cos (isel/floating.py's trig)
+UNIT_REVOLUTIONS = 2.0 ** 23                # from here on the unit's sine and cosine are 0
 
 
 def _f32(bits: int) -> float:
@@ -53,7 +58,10 @@ def folded_bits(opcode: str, modifiers: tuple, ty: str, bits: int) -> int | None
         x = math.copysign(0.0, x)
     if opcode == "lg2" and x == 0:
         return None
-    if (opcode in ("rsqrt", "sqrt", "lg2") and x < 0) or (opcode in ("sin", "cos") and math.isinf(x)):
+    if opcode in ("rsqrt", "sqrt", "lg2") and x < 0:
+        return None
+    # the product of two f32s is exact in a double, so this is the RZ product's own test
+    if opcode in ("sin", "cos") and not abs(x) * INV_TWO_PI_F32 < UNIT_REVOLUTIONS:
         return None
     result = FUNCTIONS[opcode](x)
     if math.isnan(result):
