@@ -284,3 +284,22 @@ __half2 atomicAdd's space test, atomic_widths.cu); the tables had no such forms,
     outcome = rw.measure(module, emu_archs=(module["arch"],))
     ran = {k.entry: (k.emu, k.detail) for k in outcome.kernels}
     assert ran[entry][0] == "match", ran[entry]
+
+
+def test_annotations_reach_kernels_behind_attribute_macros(tmp_path):
+    """`extern "C" __global__ void CLUSTER_OF_2 name(` (a `__cluster_dims__` only sm_90 gets,
+    hopper_cluster_pdl.cu) was not read as a kernel: its annotation went to the next kernel,
+    whose own then replaced it, so `dsmem_histogram` ran nowhere. Now the macro is skipped,
+    and two annotations landing on one kernel are an error."""
+    from tools.harvest_realworld import HarvestError, cuda_runs
+    src = tmp_path / "k.cu"
+    src.write_text('//@run {"grid": 1}\nextern "C" __global__ void CLUSTER_OF_2 first(int* p) {}\n'
+                   '//@run {"grid": 2}\nextern "C" __global__ void __launch_bounds__(64) second(int* p) {}\n')
+    assert cuda_runs(src) == {"first": {"grid": 1}, "second": {"grid": 2}}
+    src.write_text('//@run {"grid": 1}\nextern "C" __global__ void lower_macro first(int* p) {}\n'
+                   '//@run {"grid": 2}\nextern "C" __global__ void second(int* p) {}\n')
+    with pytest.raises(HarvestError, match="second annotation for second"):
+        cuda_runs(src)
+    annotated = {k["entry"] for m in MODULES if m["source"] == "src/hopper_cluster_pdl.cu"
+                 for k in m["kernels"] if k["run"]}
+    assert "dsmem_histogram" in annotated

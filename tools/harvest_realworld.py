@@ -38,7 +38,10 @@ BASE_OPTIONS = ("-O3",)
 CCCL_PIN = "nvidia-cuda-cccl==13.3.5.0.6"   # the newest CCCL on PyPI for CUDA 13 (no 13.5 wheel)
 RUN_TAG = "//@run"
 NVCC_TAG = "//@nvcc"
-KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(')
+# `__launch_bounds__(...)` or an attribute macro (an upper-case name: `CLUSTER_OF_2` for a
+# `__cluster_dims__` only some archs get) may stand before the kernel's name
+KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?'
+                       r'(?:[A-Z_][A-Z0-9_]*\s+)*(\w+)\s*\(')
 ENTRY_RE = re.compile(r"\.entry\s+([\w$]+)")
 
 
@@ -79,6 +82,9 @@ def cuda_runs(source: Path) -> dict[str, dict]:
         for follow in lines[n + 1:]:
             m = KERNEL_RE.search(follow)
             if m:
+                if m.group(1) in out:
+                    raise HarvestError(f"{source.name}:{n + 1}: a second annotation for {m.group(1)} "
+                                       "(the kernel after the first was not recognised)")
                 out[m.group(1)] = spec
                 break
         else:
