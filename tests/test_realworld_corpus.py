@@ -303,3 +303,19 @@ def test_annotations_reach_kernels_behind_attribute_macros(tmp_path):
     annotated = {k["entry"] for m in MODULES if m["source"] == "src/hopper_cluster_pdl.cu"
                  for k in m["kernels"] if k["run"]}
     assert "dsmem_histogram" in annotated
+
+
+def test_quality_bench_launches_the_annotated_cluster():
+    """bench/quality.py's real-world launches dropped the annotation's `"cluster"`: sm_90
+    cluster kernels ran as clusters of one CTA (cluster_dsmem's, measured so) or faulted
+    (hopper_cluster_pdl's cluster_split_barrier reads its partner CTA's tile: skipped)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("quality_bench", rw.REPO / "bench" / "quality.py")
+    quality = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(quality)
+    corpus = quality.Realworld()
+    corpus.arch = "sm_90"
+    entry = next(e for e in corpus.entries() if e["entry"] == "cluster_split_barrier")
+    _, ptx, name, filename = corpus.describe(entry)
+    result, outputs = corpus.launch(entry, codegen.compile_ptx(ptx, "sm_90", filename))
+    assert result is not None, outputs
