@@ -86,3 +86,12 @@ def test_zero_operands_compile(op):
         run(cubin, "k", (1, 1, 1), (1, 1, 1), [out])
         outs.append(int(out[0]))
     assert outs[0] == outs[1]
+
+
+def test_realworld_decode_attention_scale_matches_ptxas():
+    """The corpus kernel that showed it: flash_tile.cu's flash_decode_split (`rsqrtf(32.0f)`)."""
+    from tools import realworld as rw
+    module = next(m for m in rw.manifest() if m["source"] == "src/flash_tile.cu" and m["arch"] == "sm_89")
+    module = dict(module, kernels=[k for k in module["kernels"] if k["entry"] == "flash_decode_split"])
+    outcome = rw.measure(module, emu_archs=("sm_89",))
+    assert [(k.entry, k.emu) for k in outcome.kernels] == [("flash_decode_split", "match")], outcome.kernels
