@@ -319,3 +319,17 @@ def test_quality_bench_launches_the_annotated_cluster():
     _, ptx, name, filename = corpus.describe(entry)
     result, outputs = corpus.launch(entry, codegen.compile_ptx(ptx, "sm_90", filename))
     assert result is not None, outputs
+
+
+def test_splicing_new_sources_keeps_every_other_module():
+    """`harvest_realworld --only STEM`'s manifest: the committed one with STEM's modules
+    replaced, in source order (rebuilt from the committed manifest, it is that manifest)."""
+    import json
+    from tools.harvest_realworld import splice
+    manifest = json.loads((rw.CORPUS / "manifest.json").read_text())
+    stems = ["flash_tile", "async_ring"]
+    fresh = [dict(m) for m in manifest["modules"] if m["source"] in ("src/flash_tile.cu", "src/async_ring.cu")]
+    assert len(fresh) == 8
+    assert splice(manifest, fresh[::-1], stems) == manifest
+    without = splice(manifest, [], stems)
+    assert len(without["modules"]) == len(manifest["modules"]) - 8
