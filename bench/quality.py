@@ -212,9 +212,11 @@ class Realworld:
         run = e["run"]
         params = self.rw.launch_params(run, 0)
         try:
+            # the annotation's cluster launch (tools.realworld._cluster: sm_90+ only); without
+            # it cluster kernels ran as clusters of one CTA or faulted
             result = emu_run(cubin, e["entry"], self.rw._dim(run["grid"]), self.rw._dim(run["block"]),
                              params, dynamic_shared_bytes=run.get("smem", 0), hazard_check=True,
-                             trace=SM_MODEL)
+                             trace=SM_MODEL, cluster=self.rw._cluster(cubin, run))
         except Exception as err:  # noqa: BLE001 - an emulator gap or fault: the kernel is skipped
             return None, f"fault: {type(err).__name__}: {str(err)[:80]}"
         return result, {i: p.tobytes() for i, p in enumerate(params) if isinstance(p, np.ndarray)}

@@ -261,7 +261,8 @@ def test_sm120_retargeted_modules_compile_and_match_ptxas(source):
                                        ("intrinsics_misc.cu@sm_86", "k_halfmath"),
                                        ("batched_linalg.cu@sm_80", "pcr_tridiag_smem"),
                                        ("batched_linalg.cu@sm_89", "pcr_tridiag_smem"),
-                                       ("batched_linalg.cu@sm_75", "pcr_tridiag_smem")])
+                                       ("batched_linalg.cu@sm_75", "pcr_tridiag_smem"),
+                                       ("cub_block_more.cu@sm_90", "merge_sort_partial_tile")])
 def test_ptxas_forms_the_tables_lacked_decode(key, entry):
     """ptxas writes `LEA.X R3, R25, 0x3ff00000, 0x14, P2` (cuda::std::complex<double>'s
     division) on sm_80..90 and `HSET2.BF.EQ.AND R, R, imm, imm, PT` (h2log2) on sm_90 and
@@ -274,10 +275,61 @@ __half2 atomicAdd's space test, atomic_widths.cu); the tables had no such forms,
     `HADD2.BF16_V2 R4, R5, 2, 2`, `F2FP.BF16.F32.PACK_AB R0, R0, 1` (bf16 atomicAdd) on sm_90
     (realworld32_*.words); on sm_86 the emulator read `.H0_NH1` as no selector: a mismatch.
     batched_linalg.cu: `@!UP0 ULEA UR6, UR4, 0x400, 0x8` (a shared double buffer's half picked
-    by a uniform predicate) on sm_80/86/89 and sm_75 (retargeted; realworld36_{ampere,turing}.words)."""
+    by a uniform predicate) on sm_80/86/89 and sm_75 (retargeted; realworld36_{ampere,turing}.words).
+    cub_block_more.cu: `VIADDMNMX R9, R16, R8, UR5, PT` (BlockMergeSort's partial tile) on sm_90
+    (realworld37_hopper.words)."""
     name, _, arch = key.partition("@")
     module = _module(key) if arch not in ("sm_75", "sm_120") else \
         next(m for m in rw.retargeted(arch) if module_key(m) == name)
     outcome = rw.measure(module, emu_archs=(module["arch"],))
     ran = {k.entry: (k.emu, k.detail) for k in outcome.kernels}
     assert ran[entry][0] == "match", ran[entry]
+
+
+def test_annotations_reach_kernels_behind_attribute_macros(tmp_path):
+    """`extern "C" __global__ void CLUSTER_OF_2 name(` (a `__cluster_dims__` only sm_90 gets,
+    hopper_cluster_pdl.cu) was not read as a kernel: its annotation went to the next kernel,
+    whose own then replaced it, so `dsmem_histogram` ran nowhere. Now the macro is skipped,
+    and two annotations landing on one kernel are an error."""
+    from tools.harvest_realworld import HarvestError, cuda_runs
+    src = tmp_path / "k.cu"
+    src.write_text('//@run {"grid": 1}\nextern "C" __global__ void CLUSTER_OF_2 first(int* p) {}\n'
+                   '//@run {"grid": 2}\nextern "C" __global__ void __launch_bounds__(64) second(int* p) {}\n')
+    assert cuda_runs(src) == {"first": {"grid": 1}, "second": {"grid": 2}}
+    src.write_text('//@run {"grid": 1}\nextern "C" __global__ void lower_macro first(int* p) {}\n'
+                   '//@run {"grid": 2}\nextern "C" __global__ void second(int* p) {}\n')
+    with pytest.raises(HarvestError, match="second annotation for second"):
+        cuda_runs(src)
+    annotated = {k["entry"] for m in MODULES if m["source"] == "src/hopper_cluster_pdl.cu"
+                 for k in m["kernels"] if k["run"]}
+    assert "dsmem_histogram" in annotated
+
+
+def test_quality_bench_launches_the_annotated_cluster():
+    """bench/quality.py's real-world launches dropped the annotation's `"cluster"`: sm_90
+    cluster kernels ran as clusters of one CTA (cluster_dsmem's, measured so) or faulted
+    (hopper_cluster_pdl's cluster_split_barrier reads its partner CTA's tile: skipped)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("quality_bench", rw.REPO / "bench" / "quality.py")
+    quality = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(quality)
+    corpus = quality.Realworld()
+    corpus.arch = "sm_90"
+    entry = next(e for e in corpus.entries() if e["entry"] == "cluster_split_barrier")
+    _, ptx, name, filename = corpus.describe(entry)
+    result, outputs = corpus.launch(entry, codegen.compile_ptx(ptx, "sm_90", filename))
+    assert result is not None, outputs
+
+
+def test_splicing_new_sources_keeps_every_other_module():
+    """`harvest_realworld --only STEM`'s manifest: the committed one with STEM's modules
+    replaced, in source order (rebuilt from the committed manifest, it is that manifest)."""
+    import json
+    from tools.harvest_realworld import splice
+    manifest = json.loads((rw.CORPUS / "manifest.json").read_text())
+    stems = ["flash_tile", "async_ring"]
+    fresh = [dict(m) for m in manifest["modules"] if m["source"] in ("src/flash_tile.cu", "src/async_ring.cu")]
+    assert len(fresh) == 8
+    assert splice(manifest, fresh[::-1], stems) == manifest
+    without = splice(manifest, [], stems)
+    assert len(without["modules"]) == len(manifest["modules"]) - 8

@@ -3,7 +3,11 @@ CUDA C++ kernels of the kinds users write (CUB, Thrust, cooperative groups, asyn
 wmma, the math library, printf/assert, atomics, textures, half/bf16, warp intrinsics) and
 for Numba kernels.
 
-Usage: .venv/bin/python -m tools.harvest_realworld [--check] [--only STEM]
+Usage: .venv/bin/python -m tools.harvest_realworld [--check] [--no-numba]
+       .venv/bin/python -m tools.harvest_realworld --only STEM [--only STEM ...]
+`--only` builds just those C++ sources and splices their modules into the committed manifest
+(the other modules and their PTX stay as committed: a whole rebuild renames CCCL's anonymous
+namespaces in modules whose sources did not change).
 
 Sources: `tests/corpus/realworld/src/*.cu` (nvcc `-O3`, CCCL headers from PyPI's
 `nvidia-cuda-cccl`; a `//@nvcc OPTIONS` line adds options) and
@@ -38,7 +42,10 @@ BASE_OPTIONS = ("-O3",)
 CCCL_PIN = "nvidia-cuda-cccl==13.3.5.0.6"   # the newest CCCL on PyPI for CUDA 13 (no 13.5 wheel)
 RUN_TAG = "//@run"
 NVCC_TAG = "//@nvcc"
-KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(')
+# `__launch_bounds__(...)` or an attribute macro (an upper-case name: `CLUSTER_OF_2` for a
+# `__cluster_dims__` only some archs get) may stand before the kernel's name
+KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?'
+                       r'(?:[A-Z_][A-Z0-9_]*\s+)*(\w+)\s*\(')
 ENTRY_RE = re.compile(r"\.entry\s+([\w$]+)")
 
 
@@ -79,6 +86,9 @@ def cuda_runs(source: Path) -> dict[str, dict]:
         for follow in lines[n + 1:]:
             m = KERNEL_RE.search(follow)
             if m:
+                if m.group(1) in out:
+                    raise HarvestError(f"{source.name}:{n + 1}: a second annotation for {m.group(1)} "
+                                       "(the kernel after the first was not recognised)")
                 out[m.group(1)] = spec
                 break
         else:
@@ -175,11 +185,48 @@ def held_back_name(source: Path, name: str) -> bool:
     return hashlib.sha256(body).digest()[0] % 4 == 0
 
 
+def splice(manifest: dict, modules: list[dict], stems: list[str]) -> dict:
+    """`manifest` with every module of the C++ sources `stems` replaced by `modules` (their
+    fresh build), the C++ modules sorted by source and arch ahead of the Numba ones."""
+    sources = {f"src/{stem}.cu" for stem in stems}
+    kept = [m for m in manifest["modules"] if m["source"] not in sources]
+    cpp = sorted([m for m in kept if m["frontend"] == "nvcc"] + modules, key=lambda m: (m["source"], m["arch"]))
+    return {**manifest, "modules": cpp + [m for m in kept if m["frontend"] != "nvcc"]}
+
+
+def harvest_only(stems: list[str]) -> int:
+    manifest = json.loads((CORPUS / "manifest.json").read_text())
+    modules = []
+    for stem in stems:
+        if not (SRC / f"{stem}.cu").is_file():
+            raise HarvestError(f"no source {SRC / stem}.cu")
+        files = generate(only=stem, with_numba=False)
+        modules += json.loads(files.pop("manifest.json"))["modules"]
+        for rel, text in files.items():
+            (CORPUS / rel).parent.mkdir(parents=True, exist_ok=True)
+            (CORPUS / rel).write_text(text)
+    for stale in (CORPUS / "cuda").glob("*.ptx"):
+        if stale.name.split(".")[0] in stems and not any(m["ptx"] == f"cuda/{stale.name}" for m in modules):
+            stale.unlink()
+    (CORPUS / "manifest.json").write_text(json.dumps(splice(manifest, modules, stems), indent=1) + "\n")
+    print(f"{len(modules)} modules of {', '.join(stems)} ({sum(m['held_back'] for m in modules)} held back), "
+          f"{sum(len(m.get('kernels', [])) for m in modules)} kernels")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="report differences, write nothing")
     ap.add_argument("--no-numba", action="store_true", help="keep the committed Numba PTX")
+    ap.add_argument("--only", action="append", metavar="STEM",
+                    help="build only this C++ source (repeatable) and splice it into the manifest")
     args = ap.parse_args(argv)
+    if args.only:
+        try:
+            return harvest_only(args.only)
+        except (HarvestError, oracle.OracleMissing, oracle.OracleFailed) as e:
+            print(f"harvest_realworld: {e}", file=sys.stderr)
+            return 1
     try:
         files = generate(with_numba=not args.no_numba)
     except (HarvestError, oracle.OracleMissing, oracle.OracleFailed) as e:

@@ -285,7 +285,7 @@ class ConvertSelection:
             return
         if "rna" not in ins.modifiers or any(m not in ("rna", "satfinite") for m in ins.modifiers):
             raise self.unsupported(f"`cvt.{'.'.join(ins.modifiers)}.tf32.f32`")
-        x = self.reg_part(ins.srcs[0])
+        x = self.in_register(ins.srcs[0])      # |x| below: a known zero needs a register (not RZ)
         special = VOp(self.mf.new_vreg("P"))
         self.emit("FSETP", ("GEU", "AND"), [special, PT, VOp(x.reg, x.part, abs=True),
                                             self.fimm(float("inf")), PT], ndefs=2)

@@ -342,9 +342,10 @@ class FloatSelection:
 
     def sel_lg2(self, ins):
         self.approx_check(ins)
-        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        d = self.dst(ins.dests[0])
         if "ftz" in ins.modifiers:
-            return self.mufu("LG2", d, x)
+            return self.mufu("LG2", d, self.reg_part(ins.srcs[0]))
+        x = self.in_register(ins.srcs[0])      # |x| below: a known zero needs a register (not RZ)
         p, xs = self.scaled_input(VOp(x.reg, x.part, abs=True), self.fimm(self.FLT_MIN), "GEU",
                                   self.fimm(16777216.0))
         self.fix_abs_copy(xs, x)
@@ -364,9 +365,10 @@ class FloatSelection:
             return self.ieee_sqrt(ins)        # isel/ieee.py
         if ins.type != "f32":
             raise self.unsupported(f"`sqrt.{'.'.join(ins.modifiers)}.{ins.type}`")
-        d, x = self.dst(ins.dests[0]), self.reg_part(ins.srcs[0])
+        d = self.dst(ins.dests[0])
         if "ftz" in ins.modifiers:
-            return self.mufu("SQRT", d, x)
+            return self.mufu("SQRT", d, self.reg_part(ins.srcs[0]))
+        x = self.in_register(ins.srcs[0])      # |x| below: a known zero needs a register (not RZ)
         p, xs = self.scaled_input(VOp(x.reg, x.part, abs=True), self.fimm(self.FLT_MIN), "GEU",
                                   self.fimm(16777216.0))
         self.fix_abs_copy(xs, x)

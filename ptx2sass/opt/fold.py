@@ -1,14 +1,17 @@
 """Constant folding of integer arithmetic whose inputs are all immediates (what propagation
-leaves behind in index arithmetic): the instruction becomes `mov d, result`. Operands that
+leaves behind in index arithmetic), and of the approximate f32 functions ptxas evaluates at
+compile time (fold_approx): the instruction becomes `mov d, result`. Operands that
 an earlier fold of the same pass (or a copy of an immediate) made constant count as
 immediates, so a chain of such arithmetic folds in one pass, not one link per round."""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.fold_approx import FUNCTIONS as APPROX_FUNCTIONS, folded_bits
 from ptx2sass.opt.propagate import copy_source
 
 INT_KINDS = ("u", "s", "b")
-FOLDABLE = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr"})  # _evaluator's
+INT_FOLDABLE = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr"})  # _evaluator's
+FOLDABLE = INT_FOLDABLE | frozenset(APPROX_FUNCTIONS)
 
 
 def signed_value(value: int, bits: int) -> int:
@@ -68,6 +71,8 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
     if ins.opcode not in FOLDABLE or ins.guard is not None or len(ins.dests) != 1 \
             or not ins.srcs:
         return None
+    if ins.opcode in APPROX_FUNCTIONS:
+        return _fold_approx(ins, known)
     key = (ins.opcode, ins.modifiers, ins.type)
     rule = _EVALUATORS.get(key, False)
     if rule is False:
@@ -92,6 +97,18 @@ def _fold(ins: ir.Instr, known: dict[int, ir.Const] | None = None) -> ir.Const |
     if dest_type != ins.type and ir.TYPES.get(dest_type, (None, None))[1] != bits:
         return None
     return Const(evaluate(args) & mask, ins.type)
+
+
+def _fold_approx(ins: ir.Instr, known: dict[int, ir.Const] | None) -> ir.Const | None:
+    if len(ins.srcs) != 1 or ins.dests[0].type not in ("f32", "b32"):
+        return None
+    s = ins.srcs[0]
+    if type(s) is ir.Value:
+        s = known.get(s.id) if known else None
+    if type(s) is not ir.Const:
+        return None
+    bits = folded_bits(ins.opcode, ins.modifiers, ins.type, s.value)
+    return None if bits is None else ir.Const(bits, "f32")
 
 
 def fold_constants(fn: ir.Function) -> bool:
