@@ -119,15 +119,18 @@ def _redux_all(arch: str) -> str:
     return ptx.replace(".version 8.8", ".version 9.4") if arch.startswith("sm_107") else ptx
 
 
-@pytest.mark.parametrize("arch", ["sm_100a", "sm_107a", "sm_107f"])
+@pytest.mark.parametrize("target,arch", [("sm_100a", "sm_100a"), ("sm_107a", "sm_107a"), ("sm_107f", "sm_107f"),
+                                         ("sm_100f", "sm_107f")])
 @pytest.mark.parametrize("who", ["ptxas", "ours"])
-def test_credux_min_max_equal_numpy(who, arch):
+def test_credux_min_max_equal_numpy(who, target, arch):
     """CREDUX (ptxas's sm_100a code for redux.sync min/max of u32, s32 and f32 with .abs and
     .NaN) in the emulator: each warp's result is the exact minimum/maximum, -0 below +0,
     NaNs left out unless .NaN, the canonical NaN for an all-NaN warp. Ours selects CREDUX for
     the f32 forms (an integer REDUX gave wrong results) and must match too. ptxas 13.5.37
-    writes CREDUX on sm_107a/f too (our frontend refused the f32 forms there before)."""
-    ptx = _redux_all(arch)
+    writes CREDUX on sm_107a/f too, and for `.target sm_100f` PTX compiled for sm_107f (our
+    frontend refused the f32 forms on sm_107a/f before, and code generation for sm_107f had
+    no CREDUX)."""
+    ptx = _redux_all(target)
     cubin = oracle.ptxas(ptx, arch).output if who == "ptxas" else compile_ptx(ptx, arch)
     assert "CREDUX.MINABS.F32" in oracle.cuobjdump_sass(cubin)
     a = _redux_inputs()
