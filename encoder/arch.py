@@ -630,10 +630,12 @@ _TABLE = [
           compat_0b_value=(("", 0x50), ("a", 0x10), ("f", 0x50))),
     # sm_107: sm_120's instructions and words (ptxas 13.5.37 writes the same opcodes and
     # encodings; its schedule differs: blackwell_sm107.json), its own e_flags, `.nv.compat` (sm_90's
-    # records but 0x0d = 0x103) and kernel records (0x5f = 0x103, a last record 0x67)
+    # records but 0x0d = 0x103) and kernel records (0x5f = 0x103, a last record 0x67); and
+    # sm_100a's CREDUX and F2FP `.RS` (`redux.sync` min/max `.f32` on sm_107a/f, `cvt.rs` on
+    # sm_107a), which sm_120's nvdisasm rejects or names not: its own `"sm_107"` forms
     _info(107, "blackwell", 0x6006B02, 0x380, 0x358, False, True, table="blackwell", sw_war=0,
-          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, latency="blackwell_sm107"),
-          own_forms="sm_120", resident_limits=(1024, 16), compat_0d_value=0x103, kernel_5f_extra_bits=0x2,
+          driver_cbank=_BLACKWELL_DRIVER_CBANK, **dict(_BLACKWELL_CODEGEN, latency="blackwell_sm107", credux=True),
+          own_forms=("sm_107", "sm_120"), resident_limits=(1024, 16), compat_0d_value=0x103, kernel_5f_extra_bits=0x2,
           kernel_record_67=True),
     # sm_121 (GB10): sm_120's code, cubin facts and `.nv.info` records (ptxas 13.5)
     _info(121, "blackwell", 0x6007902, 0x380, 0x358, False, True, table="blackwell", sw_war=0,

@@ -15,9 +15,9 @@ _FP6_FP4 = (".e2m1x2", ".e2m3x2", ".e3m2x2")
 QUADS = (".e4m3x4", ".e5m2x4", ".e2m3x4", ".e3m2x4", ".e2m1x4")
 PACKED = frozenset((".f16x2", ".bf16x2", ".tf32", ".ue8m0x2") + _FP8 + _FP6_FP4 + QUADS)
 # `.rs` (stochastic rounding, an rbits operand): ptxas 13.5.37 takes it on these targets
-# only ("Feature '.rs' not supported on .target 'sm_100f'", also sm_110a, sm_120a, sm_121a)
-# and from PTX 8.7
-RS_TARGETS = frozenset(("sm_100a", "sm_103a"))
+# only ("Feature '.rs' not supported on .target 'sm_100f'", also sm_107f, sm_110a, sm_120a,
+# sm_121a) and from PTX 8.7
+RS_TARGETS = frozenset(("sm_100a", "sm_103a", "sm_107a"))
 RS_VERSION = (8, 7)
 
 PAIRS: dict[tuple[str, str], int] = {

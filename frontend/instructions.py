@@ -584,7 +584,7 @@ class Feature:
 ARCH_SPECIFIC_OPCODES = frozenset(("setmaxnreg", "wgmma", "tcgen05"))
 # Instruction forms only some arch-specific targets have ("opcode.type" -> the `.target`s ptxas
 # 13.5 accepts them for; elsewhere: "Instruction 'redux.f32' not supported on .target ...")
-TARGET_LIMITED_FORMS = {"redux.f32": frozenset(("sm_100a", "sm_100f", "sm_103a", "sm_103f"))}
+TARGET_LIMITED_FORMS = {"redux.f32": frozenset(("sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_107a", "sm_107f"))}
 
 # Keyed by opcode, or opcode plus one modifier, as written in the instruction.
 FEATURES: dict[str, Feature] = {

@@ -83,12 +83,30 @@ REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 +
 # (`_allocate_full_occupancy`): spmv_csr's copied loops take 41 on sm_89 (ptxas 40, 50 without)
 FULL_OCCUPANCY_MISS = 1
 ASYNC_COPY_SCOREBOARD = 0
-FP8_FORMATS = {"E4M3", "E5M2"}
-# the texture unit's instructions (sm_90's `.nv.compat` ISA class 2, with FP8 converts)
+# the FP8, FP6 and FP4 element formats (sm_90's `.nv.compat` ISA class 2 where the code has
+# them: ptxas 13.5.37, the fp6/fp4 conversions on sm_100a/sm_107a/sm_120a too)
+FP8_FORMATS = {"E4M3", "E5M2", "E2M3", "E3M2", "E2M1"}
+# the texture unit's instructions (ISA class 2, with FP8 converts)
 TEXTURE_UNIT_OPCODES = {"TEX", "TLD", "TLD4", "TXD", "TXQ", "SULD", "SUST", "SURED", "SUATOM"}
-# ... and the saturating integer add (`add.sat.s32`/`sub.sat.s32` as VIADD.S32.ISAT: ptxas
-# 13.5.37 writes ISA class 2 for it on sm_107 and sm_120), as (opcode, modifier)
-ISA_CLASS_2_FORMS = {("VIADD", "ISAT")}
+# ... and, as (opcode, modifier): the saturating integer add (`add.sat.s32`/`sub.sat.s32` as
+# VIADD.S32.ISAT: ptxas 13.5.37 writes ISA class 2 for it on sm_107 and sm_120), the ue8m0
+# conversions (F2FP `.E8`) and the float warp reduction (`redux.sync` .f32: CREDUX .F32);
+# class 3: stochastic rounding (`cvt.rs`: F2FP `.RS`, sm_100a/sm_103a/sm_107a)
+ISA_CLASS_2_FORMS = {("VIADD", "ISAT"), ("F2FP", "E8"), ("CREDUX", "F32")}
+ISA_CLASS_3_FORMS = {("F2FP", "RS")}
+
+
+def isa_class(codes) -> int:
+    """sm_90's `.nv.compat` ISA class of the module's code (1, 2 or 3), as ptxas records it."""
+    out = 1
+    for c in codes:
+        for ins in c.instructions:
+            for m in (*ins.modifiers, None):
+                if (ins.opcode, m) in ISA_CLASS_3_FORMS:
+                    return 3
+                if m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES or (ins.opcode, m) in ISA_CLASS_2_FORMS:
+                    out = 2
+    return out
 
 
 class KernelCode:
@@ -1121,10 +1139,6 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             debug_sections += register_sections(lines)
             debug_sections += dwarf_sections(lines, source, {g.name for g in mod_layout.globals_}
                                              | set(mod_layout.bank4))
-    # sm_90's `.nv.compat` ISA class: 2 when the code converts FP8, uses the texture unit or
-    # saturates an integer add (as ptxas records it)
-    fp8 = any(m in FP8_FORMATS or ins.opcode in TEXTURE_UNIT_OPCODES or (ins.opcode, m) in ISA_CLASS_2_FORMS
-              for c in codes for ins in c.instructions for m in (*ins.modifiers, None))
     cubin = write_cubin(build_cubin(arch, kernels, globals_=mod_layout.globals_, bank4=mod_layout.bank4,
                                     tool_args=(options or {}).get("tool_args"),
                                     tool_object=(options or {}).get("tool_object") or "",
@@ -1160,7 +1174,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                     if linked_shared else (),
                                     address_taken=[fn.name for fn in module.functions
                                                    if pointers.get(fn.name, 0) is None],
-                                    isa_class=2 if fp8 else 1, handles=mod_layout.handles,
+                                    isa_class=isa_class(codes), handles=mod_layout.handles,
                                     descriptor_sizes=descriptor_sizes, istypep_used=istypep_used,
                                     samplers=[(v.name, *v.sampler) for v in module.variables
                                               if v.sampler is not None],

@@ -113,14 +113,25 @@ def _redux_reference(a: np.ndarray) -> np.ndarray:
     return want
 
 
+def _redux_all(arch: str) -> str:
+    """REDUX_ALL for `arch` (sm_107's targets need PTX 9.4)."""
+    ptx = REDUX_ALL.format(target=arch)
+    return ptx.replace(".version 8.8", ".version 9.4") if arch.startswith("sm_107") else ptx
+
+
+@pytest.mark.parametrize("target,arch", [("sm_100a", "sm_100a"), ("sm_107a", "sm_107a"), ("sm_107f", "sm_107f"),
+                                         ("sm_100f", "sm_107f")])
 @pytest.mark.parametrize("who", ["ptxas", "ours"])
-def test_credux_min_max_equal_numpy(who):
+def test_credux_min_max_equal_numpy(who, target, arch):
     """CREDUX (ptxas's sm_100a code for redux.sync min/max of u32, s32 and f32 with .abs and
     .NaN) in the emulator: each warp's result is the exact minimum/maximum, -0 below +0,
     NaNs left out unless .NaN, the canonical NaN for an all-NaN warp. Ours selects CREDUX for
-    the f32 forms (an integer REDUX gave wrong results) and must match too."""
-    ptx = REDUX_ALL.format(target="sm_100a")
-    cubin = oracle.ptxas(ptx, "sm_100a").output if who == "ptxas" else compile_ptx(ptx, "sm_100a")
+    the f32 forms (an integer REDUX gave wrong results) and must match too. ptxas 13.5.37
+    writes CREDUX on sm_107a/f too, and for `.target sm_100f` PTX compiled for sm_107f (our
+    frontend refused the f32 forms on sm_107a/f before, and code generation for sm_107f had
+    no CREDUX)."""
+    ptx = _redux_all(target)
+    cubin = oracle.ptxas(ptx, arch).output if who == "ptxas" else compile_ptx(ptx, arch)
     assert "CREDUX.MINABS.F32" in oracle.cuobjdump_sass(cubin)
     a = _redux_inputs()
     out = np.zeros((96, 12), dtype=np.uint32)
@@ -130,12 +141,12 @@ def test_credux_min_max_equal_numpy(who):
     assert (out == want).all(), np.argwhere(out != want)[:5]
 
 
-@pytest.mark.parametrize("arch", ["sm_100", "sm_90a", "sm_120a"])
+@pytest.mark.parametrize("arch", ["sm_100", "sm_90a", "sm_120a", "sm_107"])
 def test_float_redux_refused_where_ptxas_refuses(arch, tmp_path):
-    """redux.sync .f32 needs sm_100a/sm_103a: elsewhere ptxas's message at each line (we
-    compiled it as an integer reduction before)."""
+    """redux.sync .f32 needs sm_100a/f, sm_103a/f or sm_107a/f: elsewhere ptxas's message at
+    each line (we compiled it as an integer reduction before)."""
     from ptx2sass.errors import CompileError
-    ptx = REDUX_ALL.format(target=arch)
+    ptx = _redux_all(arch)
     theirs = oracle.ptxas(ptx, arch)
     assert not theirs.ok and "Instruction 'redux.f32' not supported" in theirs.stderr
     with pytest.raises(CompileError) as err:

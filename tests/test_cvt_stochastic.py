@@ -240,6 +240,15 @@ def test_sm103a():
     test_quads("e2m1x4", True, "sm_103a", "8.8")
 
 
+def test_sm107a():
+    """ptxas 13.5.37 takes cvt.rs on sm_107a (the same F2FP .RS words as sm_100a's; our
+    frontend refused it there before)."""
+    test_pairs("f16x2", ".satfinite", "sm_107a", "9.4")
+    test_pairs("bf16x2", ".relu", "sm_107a", "9.4")
+    test_quads("e4m3x4", False, "sm_107a", "9.4")
+    test_quads("e2m1x4", True, "sm_107a", "9.4")
+
+
 def test_quad_vector_of_b32_and_immediates():
     """The vector may hold .b32 registers and float immediates (ptxas takes both)."""
     body = ("mov.b32 %y0, %a0; cvt.rs.satfinite.e4m3x4.f32 %o, {%y0, %a1, 0f3FC00000, 0fC0100000}, %a2;")
@@ -261,6 +270,8 @@ REFUSALS = [   # (PTX version, target, declarations, instruction)
     ("8.7", "sm_120a", ".reg .b32 %r<3>;", "cvt.rs.satfinite.e4m3x4.f32 %r1, {%f1, %f2, %f3, %f1}, %r2;"),
     ("8.7", "sm_100f", ".reg .b32 %r<3>;", "cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;"),
     ("8.7", "sm_110a", ".reg .b32 %r<3>;", "cvt.rs.bf16x2.f32 %r1, %f1, %f2, %r2;"),
+    ("9.4", "sm_107f", ".reg .b32 %r<3>;", "cvt.rs.bf16x2.f32 %r1, %f1, %f2, %r2;"),
+    ("9.4", "sm_107", ".reg .b32 %r<3>;", "cvt.rs.satfinite.e5m2x4.f32 %r1, {%f1, %f2, %f3, %f1}, %r2;"),
     ("8.6", "sm_100a", ".reg .b32 %r<3>;", "cvt.rs.satfinite.e2m3x4.f32 %r1, {%f1, %f2, %f3, %f1}, %r2;"),
     ("8.6", "sm_90", ".reg .b32 %r<3>;", "cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;"),
     ("8.7", "sm_100a", ".reg .b32 %r<3>;", "cvt.rs.e4m3x4.f32 %r1, {%f1, %f2, %f3, %f1}, %r2;"),
