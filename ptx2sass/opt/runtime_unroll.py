@@ -28,10 +28,13 @@ from __future__ import annotations
 
 from ptx2sass import ir
 from ptx2sass.opt.dce import CARRY, PURE, is_strong_load
+from ptx2sass.opt.fold import signed_value
 from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded_words, _trip_count
 from ptx2sass.opt.uses import substitute
 
 ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
+PREDICATED = True             # switch for A/B runs: remainders as guarded copies (ptxas's)
+CLOSED_FORM = True            # switch for A/B runs: signed counters tested once per step
 COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1;
                               # spmv_ell's NVVM-unrolled 4 steps: 16 per exit test)
 # ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
@@ -251,6 +254,63 @@ class _Copier:
         return acc
 
 
+    def guarded_copies(self, out: list[ir.Instr], state: dict, lasts: dict, g: ir.Value, n: int,
+                       outside: list[ir.Value]):
+        """n iterations from `state`'s phis under guard g: what each writes that later
+        iterations or the code after the loop read keeps its previous value where g is
+        false (its merge), loads and stores run only where g holds, other arithmetic runs
+        unguarded. Returns the next (state, lasts): the phis' values, and the last values
+        of `outside`."""
+        fn = self.fn
+        back_of = {_phi_value(phi, self.back).id: phi.dest.id for phi in self.h.phis}
+        out_ids = {v.id for v in outside}
+        phi_ids = {phi.dest.id for phi in self.h.phis}
+        start_state, start_lasts = state, lasts
+        # earlier copies' arithmetic runs unguarded (the stage's pointer steps join into one
+        # add, as ptxas's), except where the body guards some itself: its merges are the
+        # previous copy's values, which must be the stage's own where g is false
+        tracked = set(back_of) | out_ids
+        own = any(ins.guard is not None and any(d.id in tracked for d in ins.dests)
+                  for ins in self.h.instrs[:-1])
+        for k in range(n):
+            env = dict(state)
+            final = own or k == n - 1
+            for ins in self.h.instrs[:-1]:
+                c = _clone(fn, ins, env)
+                keep = [start_state[back_of[d.id]] if d.id in back_of
+                        else start_lasts[d.id] if d.id in out_ids else None for d in ins.dests]
+                if ins.opcode in ("ld", "ldu", "st", "atom", "red") or (
+                        final and any(k is not None for k in keep)):
+                    if c.guard is None:
+                        c.guard, c.guard_negated = g, False
+                        c.merge = [k if k is not None else self._undef(out, d.type)
+                                   for k, d in zip(keep, c.dests)]
+                    else:               # its own guard too (its merges are its phis', _predicable)
+                        q = _op(fn, out, "not", c.guard) if c.guard_negated else c.guard
+                        c.guard, c.guard_negated = _op(fn, out, "and", g, q), False
+                out.append(c)
+            new_lasts = {}
+            for vid in out_ids:
+                if vid in phi_ids:      # the phi's value of the iteration that ran last
+                    if final:
+                        d = fn.new_value(state[vid].type)
+                        out.append(ir.Instr("mov", dests=[d], srcs=[state[vid]], type=d.type, guard=g,
+                                            merge=[start_lasts[vid]]))
+                        new_lasts[vid] = d
+                    else:
+                        new_lasts[vid] = state[vid]
+                else:
+                    new_lasts[vid] = env[vid]
+            state = {phi.dest.id: env[_phi_value(phi, self.back).id] for phi in self.h.phis}
+            lasts = new_lasts
+        return state, lasts
+
+    def _undef(self, out: list[ir.Instr], ty: str) -> ir.Value:
+        u = self.fn.new_value(ty)
+        out.append(ir.Instr("undef", [u], type=ty))
+        return u
+
+
 def _branch(guard=None, negated=False) -> ir.Instr:
     return ir.Instr("bra", guard=guard, guard_negated=negated)
 
@@ -264,8 +324,17 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     if slice_ is None:
         return False
     cp = _Copier(fn, h, back)
-    on = cp.continues_on
     outside = _read_outside(fn, h)
+    if PREDICATED and _predicable(h, back, outside):
+        _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside)
+    else:
+        _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside)
+    return True
+
+
+def _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
+    """The shape of the module docstring: remainders entered by branches, joined at X."""
+    on = cp.continues_on
     name = h.name
     c, m, mx = ir.Block(f"{name}$ru_c"), ir.Block(f"{name}$ru_m"), ir.Block(f"{name}$ru_mx")
     x = ir.Block(f"{name}$ru_x")
@@ -350,7 +419,202 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     if back is not h:
         fn.blocks.remove(back)
     substitute(_Except(fn, set(map(id, order))), subst)
+
+
+def _predicable(h: ir.Block, back: ir.Block, outside: list[ir.Value]) -> bool:
+    """Whether h's copies can run under a guard: each phi's next value is a result of the
+    body (no two phis share one) and no value kept across iterations or read after the loop
+    is a predicate (a guarded write keeps its old value through its merge; predicates have
+    no such merge here); a guarded instruction writing such a value keeps its phi's value
+    where its guard is false, as the copy's guard needs."""
+    body_defs = {d.id for ins in h.instrs[:-1] for d in ins.dests}
+    back_of: dict[int, int] = {}
+    for phi in h.phis:
+        v = _phi_value(phi, back)
+        if (phi.dest.type == "pred" or not isinstance(v, ir.Value) or v.id not in body_defs
+                or v.id in back_of):
+            return False
+        back_of[v.id] = phi.dest.id
+    if any(v.type == "pred" for v in outside):
+        return False
+    out_ids = {v.id for v in outside}
+    for ins in h.instrs[:-1]:
+        if ins.guard is None:
+            continue
+        for k, d in enumerate(ins.dests):
+            if d.id in back_of:
+                m = ins.merge[k] if k < len(ins.merge) else None
+                if not (isinstance(m, ir.Value) and m.id == back_of[d.id]):
+                    return False
+            elif d.id in out_ids:
+                return False
     return True
+
+
+SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+
+
+class _Closed:
+    """A signed counter i stepped by a constant c and compared with a loop-invariant n:
+    the loop continues while `i + c REL n`. ptxas tests such loops once per step, against
+    bounds computed ahead (`i < n - 3` for 4 copies), as if the counter did not wrap (its
+    loops compare the signed difference `n - i`, which wrapping would break the same way)."""
+
+    def __init__(self, fn, phi_id: int, step: int, rel: str, bound, ty: str):
+        self.fn, self.phi_id, self.step, self.rel, self.bound, self.ty = fn, phi_id, step, rel, bound, ty
+
+    def ahead(self, out: list[ir.Instr], i, k: int) -> ir.Value:
+        """`i + k*c REL n`: the next k exit tests from counter i all continue."""
+        t = self.fn.new_value(self.ty)
+        out.append(ir.Instr("add", dests=[t], srcs=[i, ir.Const(self._bits(k * self.step), self.ty)],
+                            type=self.ty))
+        return self.compare(out, t, self.bound)
+
+    def compare(self, out: list[ir.Instr], a, b) -> ir.Value:
+        p = self.fn.new_value("pred")
+        out.append(ir.Instr("setp", dests=[p], srcs=[a, b], modifiers=(self.rel,), type=self.ty))
+        return p
+
+    def _bits(self, v: int) -> int:
+        return v & ((1 << int(self.ty[1:])) - 1)
+
+
+def _closed_form(fn: ir.Function, h: ir.Block, back: ir.Block, slice_: list[ir.Instr],
+                 cp: "_Copier") -> _Closed | None:
+    """The exit test as a _Closed counter, when it is one (signed compares only: ptxas keeps
+    exact tests for unsigned and equality compares)."""
+    if len(slice_) != 2 or slice_[0].opcode != "add" or slice_[1].opcode != "setp":
+        return None
+    add, setp = slice_
+    phis = {phi.dest.id: phi for phi in h.phis}
+    i, c = add.srcs if len(add.srcs) == 2 else (None, None)
+    if (not isinstance(i, ir.Value) or i.id not in phis or not isinstance(c, ir.Const)
+            or _phi_value(phis[i.id], back) is not add.dests[0] or add.guard is not None):
+        return None
+    if setp.type not in ("s32", "s64") or add.type[1:] != setp.type[1:] or len(setp.modifiers) != 1:
+        return None
+    rel = setp.modifiers[0]
+    if rel not in SWAPPED or len(setp.srcs) != 2 or setp.dests[0] is not h.instrs[-1].guard:
+        return None
+    inside = set(phis) | {d.id for ins in h.instrs for d in ins.dests}
+    a, b = setp.srcs
+
+    def invariant(v):
+        return isinstance(v, ir.Const) or (isinstance(v, ir.Value) and v.id not in inside)
+    if a is add.dests[0] and invariant(b):
+        bound = b
+    elif b is add.dests[0] and invariant(a):
+        bound, rel = a, SWAPPED[rel]
+    else:
+        return None
+    if not cp.continues_on:
+        rel = NEGATED[rel]
+    step = signed_value(c.value, int(setp.type[1:]))
+    if step == 0 or (step > 0) != (rel in ("lt", "le")):
+        return None
+    return _Closed(fn, i.id, step, rel, bound, setp.type)
+
+
+def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
+    """ptxas's shape: E tests whether COPIES iterations run; M runs COPIES copies while
+    another COPIES follow; R runs 2 copies, then 1, each under a predicate (no branches, no
+    join): the loop's values after it are the guarded copies' results."""
+    closed = _closed_form(fn, h, back, slice_, cp) if CLOSED_FORM else None
+    name = h.name
+    e, m, r = ir.Block(f"{name}$ru_e"), ir.Block(f"{name}$ru_m"), ir.Block(f"{name}$ru_r")
+    pre_env = {phi.dest.id: _phi_value(phi, pre) for phi in h.phis}
+    nb = None
+    # E: at least COPIES iterations from the entry (the first runs whatever its test)?
+    if closed is not None:
+        ok = closed.ahead(e.instrs, pre_env[closed.phi_id], COPIES - 1)
+        nb = fn.new_value(closed.ty)        # the bound M compares its counter with
+        e.instrs.append(ir.Instr("add", dests=[nb], srcs=[
+            closed.bound, ir.Const(closed._bits(-(COPIES - 1) * closed.step), closed.ty)], type=closed.ty))
+    else:
+        ok = _continues(fn, e.instrs, cp, cp.remain(e.instrs, dict(pre_env), COPIES, slice_))
+    undef_e = {}
+    for v in outside:                       # nothing ran yet: no last values
+        u = fn.new_value(v.type, v.name)
+        e.instrs.append(ir.Instr("undef", [u], type=v.type))
+        undef_e[v.id] = u
+    e.instrs.append(_branch(ok, True))      # fewer: to R
+    # M: COPIES copies, again while another COPIES follow
+    env_m: dict[int, object] = {}
+    for phi in h.phis:
+        d = fn.new_value(phi.dest.type, phi.dest.name)
+        m.phis.append(ir.Phi(d, []))
+        env_m[phi.dest.id] = d
+    env4 = dict(env_m)
+    last = cp.copies(m.instrs, env4, COPIES)
+    nxt = cp.carried(env4)
+    live = None
+    if closed is not None:
+        again = closed.compare(m.instrs, nxt[closed.phi_id], nb)
+    else:
+        live = _continues(fn, m.instrs, cp, last)
+        ahead = _continues(fn, m.instrs, cp, cp.remain(m.instrs, dict(nxt), COPIES, slice_))
+        again = _op(fn, m.instrs, "and", live, ahead)
+    m.instrs.append(_branch(again))
+    for phi, mphi in zip(h.phis, m.phis):
+        mphi.incoming = [(e, pre_env[phi.dest.id]), (m, nxt[phi.dest.id])]
+    # R: the state where fewer than COPIES follow (from E, or after M's last copies)
+    state, lasts = {}, {}
+    for phi in h.phis:
+        d = fn.new_value(phi.dest.type, phi.dest.name)
+        r.phis.append(ir.Phi(d, [(e, pre_env[phi.dest.id]), (m, nxt[phi.dest.id])]))
+        state[phi.dest.id] = d
+    for v in outside:
+        d = fn.new_value(v.type, v.name)
+        r.phis.append(ir.Phi(d, [(e, undef_e[v.id]), (m, _lookup(env4, v))]))
+        lasts[v.id] = d
+    # `first`: nothing ran yet (the iteration at hand runs, whatever its test says)
+    flag = fn.new_value("pred")
+    r.phis.append(ir.Phi(flag, [(e, ir.Const(1, "pred")), (m, ir.Const(0, "pred") if closed else live)]))
+    if closed is not None:
+        two = closed.ahead(r.instrs, state[closed.phi_id], 1)
+    else:                                   # flag: the iteration at hand runs
+        t0 = _continues(fn, r.instrs, cp, cp.remain(r.instrs, dict(state), 2, slice_))
+        t01 = _continues(fn, r.instrs, cp, cp.remain(r.instrs, dict(state), 3, slice_))
+        two = _op(fn, r.instrs, "and", flag, t0)
+    state, lasts = cp.guarded_copies(r.instrs, state, lasts, two, 2, outside)
+    if closed is not None:                  # a third ran, or the first has not
+        more = closed.compare(r.instrs, state[closed.phi_id], closed.bound)
+        # the flag cleared where the 2 copies ran (ptxas's `@P1 PLOP3.LUT P0, ..., 0x8`)
+        cleared = fn.new_value("pred")
+        r.instrs.append(ir.Instr("mov", dests=[cleared], srcs=[ir.Const(0, "pred")], type="pred",
+                                 guard=two, merge=[flag]))
+        one = _op(fn, r.instrs, "or", more, cleared)
+    else:
+        one = _op(fn, r.instrs, "and", flag, _op(fn, r.instrs, "or", t01, _op(fn, r.instrs, "not", t0)))
+    state, lasts = cp.guarded_copies(r.instrs, state, lasts, one, 1, outside)
+    r.instrs.append(_branch())
+    # edges
+    e.preds.append(pre)
+    _set_edges(e, [r, m])
+    _set_edges(m, [m, r])
+    r.succs = [exit_]
+    pre.succs = [e if s is h else s for s in pre.succs]
+    exit_.preds = [r if p is h else p for p in exit_.preds]
+    for phi in exit_.phis:
+        phi.incoming = [(r if b is h else b, v) for b, v in phi.incoming]
+    order = [e, m, r]
+    at = fn.blocks.index(h)
+    fn.blocks[at:at + 1] = order
+    if back is not h:
+        fn.blocks.remove(back)
+    substitute(_Except(fn, set(map(id, order))), {v.id: lasts[v.id] for v in outside})
+
+
+def _continues(fn, out, cp: "_Copier", p: ir.Value) -> ir.Value:
+    """p as a predicate that holds when the loop continues."""
+    return p if cp.continues_on else _op(fn, out, "not", p)
+
+
+def _op(fn, out, opcode: str, *srcs) -> ir.Value:
+    d = fn.new_value("pred")
+    out.append(ir.Instr(opcode, dests=[d], srcs=list(srcs), type="pred"))
+    return d
 
 
 def _lookup(env: dict[int, object], v: ir.Value):
