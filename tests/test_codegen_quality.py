@@ -352,7 +352,7 @@ def test_unpacked_halves_packed_again_are_the_register(monkeypatch):
     loop as a loop (ptxas copies it 4 times per exit test, as opt/runtime_unroll.py does: then
     each exit path takes the high half, ours 4 PRMTs, ptxas's 5)."""
     from ptx2sass.opt import runtime_unroll
-    monkeypatch.setattr(runtime_unroll, "ENABLED", False)
+    pass  # Q37
     theirs = oracle.ptxas(REPACKED).output
     ours, _ = codegen.generate_module(codegen.lower_ptx(REPACKED, "sm_89", "k.ptx"), "sm_89",
                                       filename="k.ptx")

@@ -325,7 +325,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
         return False
     cp = _Copier(fn, h, back)
     outside = _read_outside(fn, h)
-    if PREDICATED and _predicable(h, back, outside):
+    if PREDICATED and _ordered_exit(h) and _predicable(h, back, outside):
         _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside)
     else:
         _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside)
@@ -421,6 +421,16 @@ def _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
     substitute(_Except(fn, set(map(id, order))), subst)
 
 
+def _ordered_exit(h: ir.Block) -> bool:
+    """Whether h's exit test is an ordered compare (`<`, `<=`, `>`, `>=`): ptxas predicates the
+    remainders of such loops, whose trip count it can compute; a loop that stops on `!=`
+    keeps branches to them (and a loop for counters that never meet the bound)."""
+    g = h.instrs[-1].guard
+    setp = next((i for i in h.instrs if i.opcode == "setp" and i.dests and i.dests[0] is g), None)
+    return setp is not None and bool(setp.modifiers) and setp.modifiers[0] in (
+        "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+
+
 def _predicable(h: ir.Block, back: ir.Block, outside: list[ir.Value]) -> bool:
     """Whether h's copies can run under a guard: each phi's next value is a result of the
     body (no two phis share one) and no value kept across iterations or read after the loop
@@ -466,14 +476,20 @@ class _Closed:
 
     def ahead(self, out: list[ir.Instr], i, k: int) -> ir.Value:
         """`i + k*c REL n`: the next k exit tests from counter i all continue."""
+        if isinstance(i, ir.Const):
+            return self.compare(out, ir.Const(self._bits(i.value + k * self.step), self.ty), self.bound)
         t = self.fn.new_value(self.ty)
         out.append(ir.Instr("add", dests=[t], srcs=[i, ir.Const(self._bits(k * self.step), self.ty)],
                             type=self.ty))
         return self.compare(out, t, self.bound)
 
     def compare(self, out: list[ir.Instr], a, b) -> ir.Value:
+        """`a REL b` (an immediate a compared second: `nb > 0`, as ptxas writes it)."""
         p = self.fn.new_value("pred")
-        out.append(ir.Instr("setp", dests=[p], srcs=[a, b], modifiers=(self.rel,), type=self.ty))
+        rel = self.rel
+        if isinstance(a, ir.Const):
+            a, b, rel = b, a, SWAPPED[rel]
+        out.append(ir.Instr("setp", dests=[p], srcs=[a, b], modifiers=(rel,), type=self.ty))
         return p
 
     def _bits(self, v: int) -> int:
@@ -526,11 +542,11 @@ def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
     pre_env = {phi.dest.id: _phi_value(phi, pre) for phi in h.phis}
     nb = None
     # E: at least COPIES iterations from the entry (the first runs whatever its test)?
-    if closed is not None:
-        ok = closed.ahead(e.instrs, pre_env[closed.phi_id], COPIES - 1)
-        nb = fn.new_value(closed.ty)        # the bound M compares its counter with
+    if closed is not None:                  # the counter against n - (COPIES-1)*c, as in M
+        nb = fn.new_value(closed.ty)
         e.instrs.append(ir.Instr("add", dests=[nb], srcs=[
             closed.bound, ir.Const(closed._bits(-(COPIES - 1) * closed.step), closed.ty)], type=closed.ty))
+        ok = closed.compare(e.instrs, pre_env[closed.phi_id], nb)
     else:
         ok = _continues(fn, e.instrs, cp, cp.remain(e.instrs, dict(pre_env), COPIES, slice_))
     undef_e = {}
