@@ -56,7 +56,7 @@ def _zero_pairs(listing: list[str]) -> int:
 def test_accumulator_zeros_are_ptxas_s_cs2r_pairs(arch, monkeypatch):
     # the loop as a loop: ptxas also runs it 4 copies per exit test (opt/runtime_unroll.py),
     # its remainders predicated, where ours branches (copied: 70 instructions on sm_90, ptxas 69)
-    pass  # Q37
+    monkeypatch.setattr(runtime_unroll, "ENABLED", False)
     ptx = F32.replace("ARCH", arch)
     theirs = oracle.ptxas(ptx, arch=arch).output
     ours, _ = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")

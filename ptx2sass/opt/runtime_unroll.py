@@ -27,6 +27,7 @@ bodies above ptxas's copy budget (MAX_COST).
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.divergence import divergent_values
 from ptx2sass.opt.dce import CARRY, PURE, is_strong_load
 from ptx2sass.opt.fold import signed_value
 from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded_words, _trip_count
@@ -35,6 +36,7 @@ from ptx2sass.opt.uses import substitute
 ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
 PREDICATED = True             # switch for A/B runs: remainders as guarded copies (ptxas's)
 CLOSED_FORM = True            # switch for A/B runs: signed counters tested once per step
+BRANCH_DIVERGENT = True       # switch for A/B runs: remainders of lane-varying exits branched around
 COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1;
                               # spmv_ell's NVVM-unrolled 4 steps: 16 per exit test)
 # ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
@@ -279,8 +281,8 @@ class _Copier:
                 c = _clone(fn, ins, env)
                 keep = [start_state[back_of[d.id]] if d.id in back_of
                         else start_lasts[d.id] if d.id in out_ids else None for d in ins.dests]
-                if ins.opcode in ("ld", "ldu", "st", "atom", "red") or (
-                        final and any(k is not None for k in keep)):
+                if g is not None and (ins.opcode in ("ld", "ldu", "st", "atom", "red") or (
+                        final and any(k is not None for k in keep))):
                     if c.guard is None:
                         c.guard, c.guard_negated = g, False
                         c.merge = [k if k is not None else self._undef(out, d.type)
@@ -292,7 +294,9 @@ class _Copier:
             new_lasts = {}
             for vid in out_ids:
                 if vid in phi_ids:      # the phi's value of the iteration that ran last
-                    if final:
+                    if g is None:
+                        new_lasts[vid] = state[vid]
+                    elif final:
                         d = fn.new_value(state[vid].type)
                         out.append(ir.Instr("mov", dests=[d], srcs=[state[vid]], type=d.type, guard=g,
                                             merge=[start_lasts[vid]]))
@@ -315,7 +319,7 @@ def _branch(guard=None, negated=False) -> ir.Instr:
     return ir.Instr("bra", guard=guard, guard_negated=negated)
 
 
-def _unroll(fn: ir.Function, h: ir.Block) -> bool:
+def _unroll(fn: ir.Function, h: ir.Block, divergent) -> bool:
     shape = _shape(fn, h)
     if shape is None:
         return False
@@ -326,7 +330,7 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     cp = _Copier(fn, h, back)
     outside = _read_outside(fn, h)
     if PREDICATED and _ordered_exit(h) and _predicable(h, back, outside):
-        _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside)
+        _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside, divergent)
     else:
         _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside)
     return True
@@ -532,11 +536,12 @@ def _closed_form(fn: ir.Function, h: ir.Block, back: ir.Block, slice_: list[ir.I
     return _Closed(fn, i.id, step, rel, bound, setp.type)
 
 
-def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
+def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside, divergent) -> None:
     """ptxas's shape: E tests whether COPIES iterations run; M runs COPIES copies while
     another COPIES follow; R runs 2 copies, then 1, each under a predicate (no branches, no
     join): the loop's values after it are the guarded copies' results."""
     closed = _closed_form(fn, h, back, slice_, cp) if CLOSED_FORM else None
+    branched = h.instrs[-1].guard.id in divergent
     name = h.name
     e, m, r = ir.Block(f"{name}$ru_e"), ir.Block(f"{name}$ru_m"), ir.Block(f"{name}$ru_r")
     pre_env = {phi.dest.id: _phi_value(phi, pre) for phi in h.phis}
@@ -593,33 +598,74 @@ def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
         t0 = _continues(fn, r.instrs, cp, cp.remain(r.instrs, dict(state), 2, slice_))
         t01 = _continues(fn, r.instrs, cp, cp.remain(r.instrs, dict(state), 3, slice_))
         two = _op(fn, r.instrs, "and", flag, t0)
-    state, lasts = cp.guarded_copies(r.instrs, state, lasts, two, 2, outside)
+    stage = _Stage(fn, cp, outside, r, branched)
+    flags = {"cleared": (flag, ir.Const(0, "pred"))} if closed is not None else {}
+    state, lasts, flags = stage.run(two, 2, state, lasts, flags)
+    cur = stage.block
     if closed is not None:                  # a third ran, or the first has not
-        more = closed.compare(r.instrs, state[closed.phi_id], closed.bound)
-        # the flag cleared where the 2 copies ran (ptxas's `@P1 PLOP3.LUT P0, ..., 0x8`)
-        cleared = fn.new_value("pred")
-        r.instrs.append(ir.Instr("mov", dests=[cleared], srcs=[ir.Const(0, "pred")], type="pred",
-                                 guard=two, merge=[flag]))
-        one = _op(fn, r.instrs, "or", more, cleared)
+        more = closed.compare(cur.instrs, state[closed.phi_id], closed.bound)
+        one = _op(fn, cur.instrs, "or", more, flags["cleared"])
     else:
-        one = _op(fn, r.instrs, "and", flag, _op(fn, r.instrs, "or", t01, _op(fn, r.instrs, "not", t0)))
-    state, lasts = cp.guarded_copies(r.instrs, state, lasts, one, 1, outside)
-    r.instrs.append(_branch())
+        one = _op(fn, cur.instrs, "and", flag, _op(fn, cur.instrs, "or", t01, _op(fn, cur.instrs, "not", t0)))
+    state, lasts, _ = stage.run(one, 1, state, lasts, {})
+    last_block = stage.block
+    last_block.instrs.append(_branch())
     # edges
     e.preds.append(pre)
     _set_edges(e, [r, m])
     _set_edges(m, [m, r])
-    r.succs = [exit_]
+    last_block.succs = [exit_]
     pre.succs = [e if s is h else s for s in pre.succs]
-    exit_.preds = [r if p is h else p for p in exit_.preds]
+    exit_.preds = [last_block if p is h else p for p in exit_.preds]
     for phi in exit_.phis:
-        phi.incoming = [(r if b is h else b, v) for b, v in phi.incoming]
-    order = [e, m, r]
+        phi.incoming = [(last_block if b is h else b, v) for b, v in phi.incoming]
+    order = [e, m] + stage.blocks
     at = fn.blocks.index(h)
     fn.blocks[at:at + 1] = order
     if back is not h:
         fn.blocks.remove(back)
     substitute(_Except(fn, set(map(id, order))), {v.id: lasts[v.id] for v in outside})
+
+
+class _Stage:
+    """The remainders one after another from block `start`: each as copies under its guard
+    (uniform exits), or, where the exit test differs between lanes, as a block the guard
+    branches around, its values joined after it (ptxas's code in both cases). `flags`:
+    predicates {name: (value where the copies did not run, where they ran)}."""
+
+    def __init__(self, fn, cp: "_Copier", outside, start: ir.Block, branched: bool):
+        self.fn, self.cp, self.outside, self.branched = fn, cp, outside, branched
+        self.block, self.blocks = start, [start]
+
+    def run(self, g, n: int, state: dict, lasts: dict, flags: dict):
+        fn, cur = self.fn, self.block
+        if not self.branched:
+            state, lasts = self.cp.guarded_copies(cur.instrs, state, lasts, g, n, self.outside)
+            out = {}
+            for name, (skipped, ran) in flags.items():     # ptxas's `@P1 PLOP3.LUT P0, ..., 0x8`
+                d = fn.new_value("pred")
+                cur.instrs.append(ir.Instr("mov", dests=[d], srcs=[ran], type="pred", guard=g,
+                                           merge=[skipped]))
+                out[name] = d
+            return state, lasts, out
+        name = cur.name.split("$ru_")[0]
+        t, j = ir.Block(f"{name}$ru_t{n}"), ir.Block(f"{name}$ru_j{n}")
+        cur.instrs.append(_branch(g, True))
+        _set_edges(cur, [j, t])
+        new_state, new_lasts = self.cp.guarded_copies(t.instrs, state, lasts, None, n, self.outside)
+        t.instrs.append(_branch())
+        _set_edges(t, [j])
+        out_state, out_lasts, out = {}, {}, {}
+        for key, before, after, into in [(k, state[k], new_state[k], out_state) for k in state] + \
+                [(k, lasts[k], new_lasts[k], out_lasts) for k in lasts] + \
+                [(k, a, b, out) for k, (a, b) in flags.items()]:
+            ty = before.type if isinstance(before, ir.Value) else after.type
+            d = fn.new_value(ty)
+            j.phis.append(ir.Phi(d, [(cur, before), (t, after)]))
+            into[key] = d
+        self.block = j
+        self.blocks += [t, j]
+        return out_state, out_lasts, out
 
 
 def _continues(fn, out, cp: "_Copier", p: ir.Value) -> ir.Value:
@@ -673,11 +719,26 @@ class _Except:
         self.blocks = [b for b in fn.blocks if id(b) not in skip]
 
 
+class _Divergent:
+    """`divergent_values(fn)`, computed at the first question (asked before any rewrite)."""
+
+    def __init__(self, fn: ir.Function):
+        self.fn, self.ids = fn, None
+
+    def __contains__(self, vid: int) -> bool:
+        if not BRANCH_DIVERGENT:
+            return False
+        if self.ids is None:
+            self.ids = divergent_values(self.fn)
+        return vid in self.ids
+
+
 def unroll_runtime_loops(fn: ir.Function) -> bool:
     if not ENABLED:
         return False
     changed = False
+    divergent = _Divergent(fn)
     for h in list(fn.blocks):
-        if _unroll(fn, h):
+        if _unroll(fn, h, divergent):
             changed = True
     return changed
