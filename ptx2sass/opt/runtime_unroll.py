@@ -17,6 +17,19 @@ trip count is a constant (`unroll_counted_loops` already gave them ptxas's copie
 whose loads all read one address (loaded once before the loop, nothing stays in flight) and
 bodies above ptxas's copy budget (MAX_COST).
 
+A loop that stops on an ordered compare (`<`, `<=`, `>`, `>=`) takes ptxas's shape
+(_unroll_predicated): E tests whether 4 iterations run; M runs 4 copies and loops while 4 more
+follow; R then runs 2 copies if 2 remain and 1 if one does, with a flag for "nothing ran yet"
+(the do-while's first iteration runs whatever its test says). Where the exit is the same in
+every lane the remainders are copies under a guard (`@P1 LDG`: no branch, no join), else
+blocks the guard branches around (sm_89 probes: ptxas branches on every lane-varying exit
+tried, and guards the remainders of some uniform ones, not all; its rule is not known). A signed
+counter stepped by a constant against a loop invariant is tested as ptxas tests it
+(_Closed: `i < n - 3` once a trip, as if the counter did not wrap, as ptxas's `n - i > 3`);
+other counters keep the exact tests. Loops that stop on `!=` (ptxas branches to their
+remainders, after a separate loop for counters that never meet their bound) take the shape
+below:
+
     C:  phis; ok = tests 0..K-2 continue;  @!ok bra S_{K/2}
     M:  K copies; @continue bra C  (else -> X)
     S_s (s = K/2 .. 2): ok = tests 0..s-2 continue; @!ok bra S_{s/2}
