@@ -6,7 +6,10 @@ warp, so the copies diverge). Loops whose exit is not decided by their induction
 (a loaded value) keep their shape. Structure: global loads in flight per exit test (SASS
 between two branches), the cuda corpus's ldmatrix copy loop against ptxas's 16; the size up
 to which ptxas copies a body (`runtime_unroll.MAX_COST`), at its measured boundaries, and an
-ELL-style gather loop (the real-world spmv_ell) run against ptxas's cubin."""
+ELL-style gather loop (the real-world spmv_ell) run against ptxas's cubin. ptxas's shape of
+loops that stop on an ordered compare: signed counters tested once per 4 copies, remainders
+guarded or branched around (compares, branches, PLOP3s and guarded loads as ptxas's), outputs
+from run-time starts, the copies' pointer steps and zeros as ptxas's."""
 from __future__ import annotations
 
 import numpy as np
@@ -495,3 +498,17 @@ def test_uniform_exit_remainders_are_guarded_copies(arch):
     ptx = F32.replace("ARCH", arch)
     ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
     assert _control(ours) == _control(oracle.ptxas(ptx, arch=arch).output)
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90"])
+def test_copies_and_remainders_start_from_one_zero(arch):
+    """The CS2R test's loop copied: the 4-copy loop and the remainders after it start from the
+    same zeroed accumulators; ptxas zeroes them once (two `CS2R R, SRZ`), where ours zeroed
+    them again on the way into the loop (codegen._known_moves: a move of an immediate into a
+    register that already holds it goes)."""
+    from test_cs2r_zero_pairs import F32, _zero_pairs
+    from test_codegen_quality import _instructions
+    ptx = F32.replace("ARCH", arch)
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
+    theirs = oracle.ptxas(ptx, arch=arch).output
+    assert _zero_pairs(_instructions(sass_listing(ours))) == _zero_pairs(_instructions(sass_listing(theirs)))

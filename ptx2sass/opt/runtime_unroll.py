@@ -454,6 +454,8 @@ def _predicable(h: ir.Block, back: ir.Block, outside: list[ir.Value]) -> bool:
     is a predicate (a guarded write keeps its old value through its merge; predicates have
     no such merge here); a guarded instruction writing such a value keeps its phi's value
     where its guard is false, as the copy's guard needs."""
+    if any(m in CARRY for ins in h.instrs[:-1] for m in ins.modifiers):
+        return False            # a carry chain guarded in part would read a stale carry
     body_defs = {d.id for ins in h.instrs[:-1] for d in ins.dests}
     back_of: dict[int, int] = {}
     for phi in h.phis:
