@@ -553,8 +553,9 @@ def _closed_form(fn: ir.Function, h: ir.Block, back: ir.Block, slice_: list[ir.I
 
 def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside, divergent) -> None:
     """ptxas's shape: E tests whether COPIES iterations run; M runs COPIES copies while
-    another COPIES follow; R runs 2 copies, then 1, each under a predicate (no branches, no
-    join): the loop's values after it are the guarded copies' results."""
+    another COPIES follow; R runs 2 copies, then 1, each under its predicate (_Stage: guarded
+    copies, or blocks branched around where the exit differs between lanes): the loop's
+    values after it are the last stage's."""
     closed = _closed_form(fn, h, back, slice_, cp) if CLOSED_FORM else None
     branched = h.instrs[-1].guard.id in divergent
     name = h.name
