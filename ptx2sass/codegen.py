@@ -78,6 +78,7 @@ STACK_POINTER = 1
 DESCRIPTOR_UR = 4
 TEXT_ALIGN = 128
 MIN_TRAILING_NOPS = 8
+SKIP_KNOWN_MOVES = True    # switch for A/B runs: _known_moves
 REGISTERS_RESERVED = 2    # ptxas's register count is the highest register + 1 + 2
 # registers above the full-occupancy count at which pre_schedule's orders for it are kept
 # (`_allocate_full_occupancy`): spmv_csr's copied loops take 41 on sm_89 (ptxas 40, 50 without)
@@ -518,16 +519,20 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     label_pending: list[str] = []
     warp_sync_slots: list[Slot] = []
     block_start = False
+    known: dict[tuple, object] = {}      # registers known to hold an immediate (_known_moves)
     for i, b in enumerate(mf.blocks):
         aliases: list[tuple] = []        # named values a coalesced copy put in a register
         label_pending.append(prefix + b.name)
         block_start = block_start or i > 0
         emitted: list[Slot] = []
+        if not (i and b.preds == [mf.blocks[i - 1]] and mf.blocks[i - 1].fallthrough is b):
+            known = {}
         for mi in b.instrs:
             if mi.opcode == IMPLICIT_DEF:
                 continue
             if mi.opcode == COPY:
                 moves = _with_values(_with_line(_lower_copy(mi, colors, mf), mi.line), mi, colors, mf)
+                moves = _known_moves(moves, known)
                 if not moves and mf.value_names:    # coalesced: the register now holds it too
                     aliases += [v + (True,) for v in _named_parts(mi, colors, mf)]
                 emitted.extend(moves)
@@ -547,9 +552,13 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
                     aliases += [v + (True,) for v in _named_parts(mi, colors, mf)]
                 continue
             reads, writes = _footprint(mi, colors, mf)
-            emitted.append(Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes,
-                                line=mi.line, system_call=mi.opcode == "CALL"
-                                and mi.clobbers == abi.SYSCALL_CLOBBERED))
+            if mi.opcode.startswith("CALL") or mi.opcode in ("RET", "BRX", "JMX", "JMP"):
+                known.clear()
+            slot = Slot(Instruction(mi.opcode, mi.modifiers, ops, guard), reads, writes, line=mi.line,
+                        system_call=mi.opcode == "CALL" and mi.clobbers == abi.SYSCALL_CLOBBERED)
+            if not _known_moves([slot], known):
+                continue
+            emitted.append(slot)
             _with_values(emitted[-1:], mi, colors, mf)
             if aliases:
                 emitted[-1].values = tuple(aliases) + emitted[-1].values
@@ -573,6 +582,39 @@ def _body_slots(c: _Compiled, prefix: str) -> tuple[list[Slot], list[Slot]]:
     if label_pending:
         raise CompileError(f"function {c.fn.name}: a block at the end has no instructions")
     return slots, warp_sync_slots
+
+
+def _known_moves(moves: list[Slot], known: dict[tuple, object]) -> list[Slot]:
+    """A phi copy's moves less those of an immediate into a register that already holds it
+    (`known`, kept across a block entered only by falling through from the one before):
+    the constants that a loop and the remainder after it both start from are moved once,
+    before the branch between them (one `CS2R R4, SRZ`, as ptxas's)."""
+    if not SKIP_KNOWN_MOVES:
+        return moves
+    out = []
+    for m in moves:
+        ins, value = m.ins, None
+        ops = ins.operands
+        if ins.opcode == "MOV" and not ins.modifiers and len(ops) == 2:
+            src = ops[1]
+        elif ins.opcode == "IMAD" and ins.modifiers == ("MOV", "U32") and len(ops) == 4 and ops[1] == ops[2] == RZ:
+            src = ops[3]
+        else:
+            src = None
+        if src is not None and ins.guard is None and isinstance(ops[0], Reg) and ops[0].file == "R" and ops[0] != RZ:
+            if src == RZ:
+                value = 0
+            elif isinstance(src, Imm) and not src.neg and not src.abs and isinstance(src.value, int):
+                value = src.value & 0xFFFFFFFF
+        key = ("R", ops[0].index) if value is not None else None
+        if value is not None and known.get(key) == value:
+            continue
+        for w in m.writes:
+            known.pop(w, None)
+        if value is not None:
+            known[key] = value
+        out.append(m)
+    return out
 
 
 def _named_parts(mi: MInstr, colors, mf: MFunction) -> list[tuple]:

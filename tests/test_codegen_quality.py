@@ -345,14 +345,13 @@ ret;
 """
 
 
-def test_unpacked_halves_packed_again_are_the_register(monkeypatch):
+def test_unpacked_halves_packed_again_are_the_register():
     """Halves joined in their order (across the loop's phis too) are the unpacked register:
     only the pack in swapped order after the loop takes PRMTs (two: the high half, then the
     join; before, the loop split and joined every iteration too); outputs equal ptxas's. The
-    loop as a loop (ptxas copies it 4 times per exit test, as opt/runtime_unroll.py does: then
-    each exit path takes the high half, ours 4 PRMTs, ptxas's 5)."""
-    from ptx2sass.opt import runtime_unroll
-    monkeypatch.setattr(runtime_unroll, "ENABLED", False)
+    loop is copied 4 times per exit test, as ptxas copies it (opt/runtime_unroll.py); its bound
+    differs between lanes, so its remainders are blocks branched around, as ptxas's, and each
+    path takes the high half: no more PRMTs than ptxas's."""
     theirs = oracle.ptxas(REPACKED).output
     ours, _ = codegen.generate_module(codegen.lower_ptx(REPACKED, "sm_89", "k.ptx"), "sm_89",
                                       filename="k.ptx")
@@ -365,7 +364,8 @@ def test_unpacked_halves_packed_again_are_the_register(monkeypatch):
         outs.append(out)
     assert outs[0].tobytes() == outs[1].tobytes()
     mine = _instructions(sass_listing(ours))
-    assert sum(1 for o in mine if o.startswith("PRMT")) == 2, "\n".join(mine)
+    prmts = lambda listing: sum(1 for o in listing if o.startswith("PRMT"))   # noqa: E731
+    assert prmts(mine) <= prmts(_instructions(sass_listing(theirs))), "\n".join(mine)
 
 
 @pytest.mark.parametrize("name", ["matmul_f16.ptx", "matmul_w8s4.ptx"])

@@ -70,12 +70,10 @@ def _compiled():
     return codegen.compile_ptx(SRC), theirs.output
 
 
-def test_widened_lane_indices_are_not_copied(monkeypatch):
-    # the loop as a loop: ptxas copies it 4 times per exit test too (opt/runtime_unroll.py);
-    # copied, ours joins the 64-bit counter of its 1-copy remainder with two MOVs (ptxas
-    # predicates its remainders: none)
-    from ptx2sass.opt import runtime_unroll
-    monkeypatch.setattr(runtime_unroll, "ENABLED", False)
+def test_widened_lane_indices_are_not_copied():
+    # the loop is copied 4 times per exit test, as ptxas copies it (opt/runtime_unroll.py), its
+    # remainders guarded copies as ptxas's: no join of the 64-bit counter (branches to them
+    # left two MOVs of it)
     ours, theirs = _compiled()
     for cubin in (theirs, ours):         # ptxas's first: the premise
         moves = [t for t in _texts(cubin) if REGISTER_MOVE.match(t)]

@@ -99,7 +99,8 @@ def test_recomputed_invariants_compute_what_ptxas_computes(monkeypatch):
     monkeypatch.setattr(remat, "_copy_into_readers", lambda *a: (copies.append(a[1]), original(*a)))
     monkeypatch.setattr(remat, "LIMIT", 2)
     # the loop of several blocks this test needs: copied 4 times per exit test (as ptxas does,
-    # opt/runtime_unroll.py), its guarded path is if-converted into one block
+    # opt/runtime_unroll.py), its guarded path is if-converted into one block, and the
+    # remainders after the copies read r3..r6 too: read outside the loop, they are no candidates
     from ptx2sass.opt import runtime_unroll
     monkeypatch.setattr(runtime_unroll, "ENABLED", False)
     ours = codegen.compile_ptx(SMALL, "sm_89")

@@ -6,7 +6,10 @@ warp, so the copies diverge). Loops whose exit is not decided by their induction
 (a loaded value) keep their shape. Structure: global loads in flight per exit test (SASS
 between two branches), the cuda corpus's ldmatrix copy loop against ptxas's 16; the size up
 to which ptxas copies a body (`runtime_unroll.MAX_COST`), at its measured boundaries, and an
-ELL-style gather loop (the real-world spmv_ell) run against ptxas's cubin."""
+ELL-style gather loop (the real-world spmv_ell) run against ptxas's cubin. ptxas's shape of
+loops that stop on an ordered compare: signed counters tested once per 4 copies, remainders
+guarded or branched around (compares, branches, PLOP3s and guarded loads as ptxas's), outputs
+from run-time starts, the copies' pointer steps and zeros as ptxas's."""
 from __future__ import annotations
 
 import numpy as np
@@ -141,8 +144,8 @@ def _unrolled_blocks(ptx: str) -> int:
     made = []
     real = runtime_unroll._unroll
 
-    def spy(fn, h):
-        done = real(fn, h)
+    def spy(*args):
+        done = real(*args)
         made.append(done)
         return done
     runtime_unroll._unroll = spy
@@ -401,3 +404,111 @@ add.s64 %rd7, %rd7, 128;"""
             assert not res.hazards, [str(h) for h in res.hazards[:3]]
             outs.append(out)
         assert outs[0].tobytes() == outs[1].tobytes(), n
+
+
+def _counted_from(cmp: str, step: int) -> str:
+    """A do-while loop whose signed counter starts at the thread's `ss[t]` and steps by `step`
+    while `counter CMP ns[t]` (both loaded: nothing is known at compile time)."""
+    return f""".version 8.0
+.target sm_89
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in, .param .u64 ns, .param .u64 ss)
+{{
+.reg .b64 %rd<12>; .reg .b32 %r<12>; .reg .pred %p<3>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [in];
+ld.param.u64 %rd3, [ns];
+ld.param.u64 %rd4, [ss];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd5, %r1, 4;
+add.s64 %rd6, %rd3, %rd5;
+ld.global.u32 %r2, [%rd6];
+add.s64 %rd7, %rd4, %rd5;
+ld.global.u32 %r3, [%rd7];
+add.s64 %rd8, %rd2, %rd5;
+mov.u32 %r4, 0;
+LOOP:
+ld.global.u32 %r5, [%rd8];
+mad.lo.u32 %r4, %r4, 3, %r5;
+add.s64 %rd8, %rd8, 128;
+add.s32 %r3, %r3, {step};
+setp.{cmp}.s32 %p1, %r3, %r2;
+@%p1 bra LOOP;
+add.s64 %rd9, %rd1, %rd5;
+st.global.u32 [%rd9], %r4;
+st.global.u32 [%rd9+128], %r3;
+ret;
+}}
+"""
+
+
+SIGNED = [("lt", 1), ("lt", 2), ("le", 1), ("gt", -1), ("ge", -2), ("ge", -3)]
+
+
+def _control(cubin: bytes) -> dict[str, int]:
+    """Compares, branches, predicate operations and guarded global loads of the listing."""
+    import re
+    from test_codegen_quality import _instructions
+    ops = _instructions(sass_listing(cubin))
+    count = lambda pat: sum(1 for o in ops if re.match(r"(@!?P\d )?" + pat, o))    # noqa: E731
+    return {"ISETP": count("ISETP"), "BRA": count("BRA"), "PLOP3": count("PLOP3"),
+            "guarded LDG": sum(1 for o in ops if re.match(r"@!?P\d LDG", o))}
+
+
+@pytest.mark.parametrize("cmp,step", SIGNED)
+def test_signed_counters_tested_once_per_copies_as_ptxas(cmp, step):
+    """A signed counter against a bound: ptxas enters the 4 copies while `i < n - 3` (one
+    compare a trip, the bound computed once) and then runs 2 copies if `n - i > 1`, one if a
+    third remains or nothing ran yet (a PLOP3 flag), here (the bounds differ between lanes)
+    as blocks it branches around. Ours: the same compares, branches and PLOP3s (before:
+    three exit tests cloned a trip, remainders entered by branches that left through a join)."""
+    ptx = _counted_from(cmp, step)
+    assert _control(_ours(ptx)) == _control(oracle.ptxas(ptx).output)
+
+
+@pytest.mark.parametrize("cmp,step", SIGNED)
+def test_signed_counters_from_run_time_starts_equal_ptxas(cmp, step):
+    """Outputs (the sum and the counter after the loop) = ptxas's, each thread with its own
+    start and bound: 1 to 14 trips, starts past the bound (the do-while runs once), negative
+    starts; hazard checker on."""
+    rng = np.random.default_rng(37)
+    ss = rng.integers(-8, 9, THREADS).astype(np.int32)
+    direction = 1 if step > 0 else -1
+    ns = (ss + direction * rng.integers(-3, 13 * abs(step), THREADS)).astype(np.int32)
+    data = rng.integers(0, 1 << 32, 32 * 20, dtype=np.uint64).astype(np.uint32)
+    ptx = _counted_from(cmp, step)
+    outs = []
+    for cubin, check in ((_ours(ptx), True), (oracle.ptxas(ptx).output, False)):
+        out = np.zeros(2 * THREADS, np.uint32)
+        res = run(cubin, "k", (1, 1, 1), (THREADS, 1, 1), [out, data.copy(), ns.copy(), ss.copy()],
+                  hazard_check=check)
+        if check:
+            assert not res.hazards, [str(h) for h in res.hazards[:3]]
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90"])
+def test_uniform_exit_remainders_are_guarded_copies(arch):
+    """The CS2R test's loop (its bound a parameter: the exit is the same in every lane): ptxas
+    runs the 2- and 1-copy remainders as guarded copies (`@P1 LDG.E.128`, no branch to them),
+    the 4 copies while `i < n - 3`. Ours the same compares, branches, PLOP3s and guarded loads
+    (before: branches to the remainders, three exit tests cloned a trip)."""
+    from test_cs2r_zero_pairs import F32
+    ptx = F32.replace("ARCH", arch)
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
+    assert _control(ours) == _control(oracle.ptxas(ptx, arch=arch).output)
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_89", "sm_90"])
+def test_copies_and_remainders_start_from_one_zero(arch):
+    """The CS2R test's loop copied: the 4-copy loop and the remainders after it start from the
+    same zeroed accumulators; ptxas zeroes them once (two `CS2R R, SRZ`), where ours zeroed
+    them again on the way into the loop (codegen._known_moves: a move of an immediate into a
+    register that already holds it goes)."""
+    from test_cs2r_zero_pairs import F32, _zero_pairs
+    from test_codegen_quality import _instructions
+    ptx = F32.replace("ARCH", arch)
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
+    theirs = oracle.ptxas(ptx, arch=arch).output
+    assert _zero_pairs(_instructions(sass_listing(ours))) == _zero_pairs(_instructions(sass_listing(theirs)))

@@ -85,7 +85,8 @@ def _expect(src: np.ndarray, kdim: int) -> np.ndarray:
 @pytest.mark.parametrize("arch", ["sm_90", "sm_100", "sm_120"])
 def test_loop_counter_compared_on_the_uniform_datapath(arch, monkeypatch):
     # the loop as a loop: ptxas also copies it 4 times per exit test (opt/runtime_unroll.py),
-    # keeping BRA.U on sm_100/sm_120; ours copied compares the counters in vector registers
+    # keeping BRA.U on sm_100/sm_120; ours copied (a `!=` exit: exit tests cloned, remainders
+    # branched to) compares the counters in vector registers
     from ptx2sass.opt import runtime_unroll
     monkeypatch.setattr(runtime_unroll, "ENABLED", False)
     ptx = PTX.format(arch=arch)

@@ -24,6 +24,7 @@ MASK = 0xFFFFFFFF
 # is one add of the sum, as ptxas's (`IADD3 R2, P1, R28, 0x800` for four 0x200 steps)
 JOIN_WIDE = True              # switch for A/B runs (tools.tree_ab --set)
 WIDE_TYPES = ("s64", "u64", "b64")
+JOIN_GUARDED = True           # switch for A/B runs: a guarded add's constant joined too
 WIDE_MASK = (1 << 64) - 1
 
 
@@ -66,7 +67,8 @@ def reassociate_offsets(fn: ir.Function) -> bool:
     for block in fn.blocks:
         out = []
         for ins in block.instrs:
-            new = _rewrite(fn, ins, offsets, any_offsets) or _join_wide(ins, wide_offsets)
+            new = (_rewrite(fn, ins, offsets, any_offsets) or _join_wide(ins, wide_offsets)
+                   or _join_guarded(ins, any_offsets, wide_offsets))
             if new is None:
                 out.append(ins)
             else:
@@ -110,7 +112,21 @@ def _joined(ins: ir.Instr, table, mask: int):
         if isinstance(p, ir.Value) and isinstance(q, ir.Const) and p.id in table:
             r, k = table[p.id]
             return [ir.Instr("add", dests=ins.dests, srcs=[r, ir.Const((k + q.value) & mask, ins.type)],
-                             type=ins.type, line=ins.line)]
+                             type=ins.type, line=ins.line, guard=ins.guard,
+                             guard_negated=ins.guard_negated, merge=list(ins.merge))]
+    return None
+
+
+def _join_guarded(ins: ir.Instr, any_offsets, wide_offsets):
+    """`@p add d, (r + K1), K2` (else m) as `@p add d, r, K1 + K2` (else m): a guarded copy's
+    step after an unguarded one (opt/runtime_unroll.py's predicated remainders)."""
+    if not (JOIN_GUARDED and ins.opcode == "add" and ins.guard is not None and ins.modifiers == ()
+            and len(ins.dests) == 1 and len(ins.srcs) == 2):
+        return None
+    if ins.type in TYPES:
+        return _joined(ins, any_offsets, MASK)
+    if ins.type in WIDE_TYPES and JOIN_WIDE:
+        return _joined(ins, wide_offsets, WIDE_MASK)
     return None
 
 

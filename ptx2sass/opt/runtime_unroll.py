@@ -17,6 +17,19 @@ trip count is a constant (`unroll_counted_loops` already gave them ptxas's copie
 whose loads all read one address (loaded once before the loop, nothing stays in flight) and
 bodies above ptxas's copy budget (MAX_COST).
 
+A loop that stops on an ordered compare (`<`, `<=`, `>`, `>=`) takes ptxas's shape
+(_unroll_predicated): E tests whether 4 iterations run; M runs 4 copies and loops while 4 more
+follow; R then runs 2 copies if 2 remain and 1 if one does, with a flag for "nothing ran yet"
+(the do-while's first iteration runs whatever its test says). Where the exit is the same in
+every lane the remainders are copies under a guard (`@P1 LDG`: no branch, no join), else
+blocks the guard branches around (sm_89 probes: ptxas branches on every lane-varying exit
+tried, and guards the remainders of some uniform ones, not all; its rule is not known). A signed
+counter stepped by a constant against a loop invariant is tested as ptxas tests it
+(_Closed: `i < n - 3` once a trip, as if the counter did not wrap, as ptxas's `n - i > 3`);
+other counters keep the exact tests. Loops that stop on `!=` (ptxas branches to their
+remainders, after a separate loop for counters that never meet their bound) take the shape
+below:
+
     C:  phis; ok = tests 0..K-2 continue;  @!ok bra S_{K/2}
     M:  K copies; @continue bra C  (else -> X)
     S_s (s = K/2 .. 2): ok = tests 0..s-2 continue; @!ok bra S_{s/2}
@@ -27,11 +40,16 @@ bodies above ptxas's copy budget (MAX_COST).
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.divergence import divergent_values
 from ptx2sass.opt.dce import CARRY, PURE, is_strong_load
+from ptx2sass.opt.fold import signed_value
 from ptx2sass.opt.unroll import MAX_LOADED_WORDS, MAX_SIMULATED, _clone, _loaded_words, _trip_count
 from ptx2sass.opt.uses import substitute
 
 ENABLED = True                # switch for A/B runs (tools.tree_ab --set)
+PREDICATED = True             # switch for A/B runs: remainders as guarded copies (ptxas's)
+CLOSED_FORM = True            # switch for A/B runs: signed counters tested once per step
+BRANCH_DIVERGENT = True       # switch for A/B runs: remainders of lane-varying exits branched around
 COPIES = 4                    # ptxas's factor for such loops (ldmatrix_raw: 4, then 2, then 1;
                               # spmv_ell's NVVM-unrolled 4 steps: 16 per exit test)
 # ptxas 13.5's budget for a body it copies (sm_89, measured on generated loops of k loads and
@@ -251,11 +269,70 @@ class _Copier:
         return acc
 
 
+    def guarded_copies(self, out: list[ir.Instr], state: dict, lasts: dict, g: ir.Value, n: int,
+                       outside: list[ir.Value]):
+        """n iterations from `state`'s phis under guard g: what each writes that later
+        iterations or the code after the loop read keeps its previous value where g is
+        false (its merge), loads and stores run only where g holds, other arithmetic runs
+        unguarded. Returns the next (state, lasts): the phis' values, and the last values
+        of `outside`."""
+        fn = self.fn
+        back_of = {_phi_value(phi, self.back).id: phi.dest.id for phi in self.h.phis}
+        out_ids = {v.id for v in outside}
+        phi_ids = {phi.dest.id for phi in self.h.phis}
+        start_state, start_lasts = state, lasts
+        # earlier copies' arithmetic runs unguarded (the stage's pointer steps join into one
+        # add, as ptxas's), except where the body guards some itself: its merges are the
+        # previous copy's values, which must be the stage's own where g is false
+        tracked = set(back_of) | out_ids
+        own = any(ins.guard is not None and any(d.id in tracked for d in ins.dests)
+                  for ins in self.h.instrs[:-1])
+        for k in range(n):
+            env = dict(state)
+            final = own or k == n - 1
+            for ins in self.h.instrs[:-1]:
+                c = _clone(fn, ins, env)
+                keep = [start_state[back_of[d.id]] if d.id in back_of
+                        else start_lasts[d.id] if d.id in out_ids else None for d in ins.dests]
+                if g is not None and (ins.opcode in ("ld", "ldu", "st", "atom", "red") or (
+                        final and any(k is not None for k in keep))):
+                    if c.guard is None:
+                        c.guard, c.guard_negated = g, False
+                        c.merge = [k if k is not None else self._undef(out, d.type)
+                                   for k, d in zip(keep, c.dests)]
+                    else:               # its own guard too (its merges are its phis', _predicable)
+                        q = _op(fn, out, "not", c.guard) if c.guard_negated else c.guard
+                        c.guard, c.guard_negated = _op(fn, out, "and", g, q), False
+                out.append(c)
+            new_lasts = {}
+            for vid in out_ids:
+                if vid in phi_ids:      # the phi's value of the iteration that ran last
+                    if g is None:
+                        new_lasts[vid] = state[vid]
+                    elif final:
+                        d = fn.new_value(state[vid].type)
+                        out.append(ir.Instr("mov", dests=[d], srcs=[state[vid]], type=d.type, guard=g,
+                                            merge=[start_lasts[vid]]))
+                        new_lasts[vid] = d
+                    else:
+                        new_lasts[vid] = state[vid]
+                else:
+                    new_lasts[vid] = env[vid]
+            state = {phi.dest.id: env[_phi_value(phi, self.back).id] for phi in self.h.phis}
+            lasts = new_lasts
+        return state, lasts
+
+    def _undef(self, out: list[ir.Instr], ty: str) -> ir.Value:
+        u = self.fn.new_value(ty)
+        out.append(ir.Instr("undef", [u], type=ty))
+        return u
+
+
 def _branch(guard=None, negated=False) -> ir.Instr:
     return ir.Instr("bra", guard=guard, guard_negated=negated)
 
 
-def _unroll(fn: ir.Function, h: ir.Block) -> bool:
+def _unroll(fn: ir.Function, h: ir.Block, divergent) -> bool:
     shape = _shape(fn, h)
     if shape is None:
         return False
@@ -264,8 +341,17 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     if slice_ is None:
         return False
     cp = _Copier(fn, h, back)
-    on = cp.continues_on
     outside = _read_outside(fn, h)
+    if PREDICATED and _ordered_exit(h) and _predicable(h, back, outside):
+        _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside, divergent)
+    else:
+        _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside)
+    return True
+
+
+def _unroll_branching(fn, h, pre, exit_, back, slice_, cp, outside) -> None:
+    """The shape of the module docstring: remainders entered by branches, joined at X."""
+    on = cp.continues_on
     name = h.name
     c, m, mx = ir.Block(f"{name}$ru_c"), ir.Block(f"{name}$ru_m"), ir.Block(f"{name}$ru_mx")
     x = ir.Block(f"{name}$ru_x")
@@ -350,7 +436,263 @@ def _unroll(fn: ir.Function, h: ir.Block) -> bool:
     if back is not h:
         fn.blocks.remove(back)
     substitute(_Except(fn, set(map(id, order))), subst)
+
+
+def _ordered_exit(h: ir.Block) -> bool:
+    """Whether h's exit test is an ordered compare (`<`, `<=`, `>`, `>=`): ptxas predicates the
+    remainders of such loops, whose trip count it can compute; a loop that stops on `!=`
+    keeps branches to them (and a loop for counters that never meet the bound)."""
+    g = h.instrs[-1].guard
+    setp = next((i for i in h.instrs if i.opcode == "setp" and i.dests and i.dests[0] is g), None)
+    return setp is not None and bool(setp.modifiers) and setp.modifiers[0] in (
+        "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+
+
+def _predicable(h: ir.Block, back: ir.Block, outside: list[ir.Value]) -> bool:
+    """Whether h's copies can run under a guard: each phi's next value is a result of the
+    body (no two phis share one) and no value kept across iterations or read after the loop
+    is a predicate (a guarded write keeps its old value through its merge; predicates have
+    no such merge here); a guarded instruction writing such a value keeps its phi's value
+    where its guard is false, as the copy's guard needs."""
+    if any(m in CARRY for ins in h.instrs[:-1] for m in ins.modifiers):
+        return False            # a carry chain guarded in part would read a stale carry
+    body_defs = {d.id for ins in h.instrs[:-1] for d in ins.dests}
+    back_of: dict[int, int] = {}
+    for phi in h.phis:
+        v = _phi_value(phi, back)
+        if (phi.dest.type == "pred" or not isinstance(v, ir.Value) or v.id not in body_defs
+                or v.id in back_of):
+            return False
+        back_of[v.id] = phi.dest.id
+    if any(v.type == "pred" for v in outside):
+        return False
+    out_ids = {v.id for v in outside}
+    for ins in h.instrs[:-1]:
+        if ins.guard is None:
+            continue
+        for k, d in enumerate(ins.dests):
+            if d.id in back_of:
+                m = ins.merge[k] if k < len(ins.merge) else None
+                if not (isinstance(m, ir.Value) and m.id == back_of[d.id]):
+                    return False
+            elif d.id in out_ids:
+                return False
     return True
+
+
+SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+
+
+class _Closed:
+    """A signed counter i stepped by a constant c and compared with a loop-invariant n:
+    the loop continues while `i + c REL n`. ptxas tests such loops once per step, against
+    bounds computed ahead (`i < n - 3` for 4 copies), as if the counter did not wrap (its
+    loops compare the signed difference `n - i`, which wrapping would break the same way)."""
+
+    def __init__(self, fn, phi_id: int, step: int, rel: str, bound, ty: str):
+        self.fn, self.phi_id, self.step, self.rel, self.bound, self.ty = fn, phi_id, step, rel, bound, ty
+
+    def ahead(self, out: list[ir.Instr], i, k: int) -> ir.Value:
+        """`i + k*c REL n`: the next k exit tests from counter i all continue."""
+        if isinstance(i, ir.Const):
+            return self.compare(out, ir.Const(self._bits(i.value + k * self.step), self.ty), self.bound)
+        t = self.fn.new_value(self.ty)
+        out.append(ir.Instr("add", dests=[t], srcs=[i, ir.Const(self._bits(k * self.step), self.ty)],
+                            type=self.ty))
+        return self.compare(out, t, self.bound)
+
+    def compare(self, out: list[ir.Instr], a, b) -> ir.Value:
+        """`a REL b` (an immediate a compared second: `nb > 0`, as ptxas writes it)."""
+        p = self.fn.new_value("pred")
+        rel = self.rel
+        if isinstance(a, ir.Const):
+            a, b, rel = b, a, SWAPPED[rel]
+        out.append(ir.Instr("setp", dests=[p], srcs=[a, b], modifiers=(rel,), type=self.ty))
+        return p
+
+    def _bits(self, v: int) -> int:
+        return v & ((1 << int(self.ty[1:])) - 1)
+
+
+def _closed_form(fn: ir.Function, h: ir.Block, back: ir.Block, slice_: list[ir.Instr],
+                 cp: "_Copier") -> _Closed | None:
+    """The exit test as a _Closed counter, when it is one (signed compares only: ptxas keeps
+    exact tests for unsigned and equality compares)."""
+    if len(slice_) != 2 or slice_[0].opcode != "add" or slice_[1].opcode != "setp":
+        return None
+    add, setp = slice_
+    phis = {phi.dest.id: phi for phi in h.phis}
+    i, c = add.srcs if len(add.srcs) == 2 else (None, None)
+    if (not isinstance(i, ir.Value) or i.id not in phis or not isinstance(c, ir.Const)
+            or _phi_value(phis[i.id], back) is not add.dests[0] or add.guard is not None):
+        return None
+    if setp.type not in ("s32", "s64") or add.type[1:] != setp.type[1:] or len(setp.modifiers) != 1:
+        return None
+    rel = setp.modifiers[0]
+    if rel not in SWAPPED or len(setp.srcs) != 2 or setp.dests[0] is not h.instrs[-1].guard:
+        return None
+    inside = set(phis) | {d.id for ins in h.instrs for d in ins.dests}
+    a, b = setp.srcs
+
+    def invariant(v):
+        return isinstance(v, ir.Const) or (isinstance(v, ir.Value) and v.id not in inside)
+    if a is add.dests[0] and invariant(b):
+        bound = b
+    elif b is add.dests[0] and invariant(a):
+        bound, rel = a, SWAPPED[rel]
+    else:
+        return None
+    if not cp.continues_on:
+        rel = NEGATED[rel]
+    step = signed_value(c.value, int(setp.type[1:]))
+    if step == 0 or (step > 0) != (rel in ("lt", "le")):
+        return None
+    return _Closed(fn, i.id, step, rel, bound, setp.type)
+
+
+def _unroll_predicated(fn, h, pre, exit_, back, slice_, cp, outside, divergent) -> None:
+    """ptxas's shape: E tests whether COPIES iterations run; M runs COPIES copies while
+    another COPIES follow; R runs 2 copies, then 1, each under its predicate (_Stage: guarded
+    copies, or blocks branched around where the exit differs between lanes): the loop's
+    values after it are the last stage's."""
+    closed = _closed_form(fn, h, back, slice_, cp) if CLOSED_FORM else None
+    branched = h.instrs[-1].guard.id in divergent
+    name = h.name
+    e, m, r = ir.Block(f"{name}$ru_e"), ir.Block(f"{name}$ru_m"), ir.Block(f"{name}$ru_r")
+    pre_env = {phi.dest.id: _phi_value(phi, pre) for phi in h.phis}
+    nb = None
+    # E: at least COPIES iterations from the entry (the first runs whatever its test)?
+    if closed is not None:                  # the counter against n - (COPIES-1)*c, as in M
+        nb = fn.new_value(closed.ty)
+        e.instrs.append(ir.Instr("add", dests=[nb], srcs=[
+            closed.bound, ir.Const(closed._bits(-(COPIES - 1) * closed.step), closed.ty)], type=closed.ty))
+        ok = closed.compare(e.instrs, pre_env[closed.phi_id], nb)
+    else:
+        ok = _continues(fn, e.instrs, cp, cp.remain(e.instrs, dict(pre_env), COPIES, slice_))
+    undef_e = {}
+    for v in outside:                       # nothing ran yet: no last values
+        u = fn.new_value(v.type, v.name)
+        e.instrs.append(ir.Instr("undef", [u], type=v.type))
+        undef_e[v.id] = u
+    e.instrs.append(_branch(ok, True))      # fewer: to R
+    # M: COPIES copies, again while another COPIES follow
+    env_m: dict[int, object] = {}
+    for phi in h.phis:
+        d = fn.new_value(phi.dest.type, phi.dest.name)
+        m.phis.append(ir.Phi(d, []))
+        env_m[phi.dest.id] = d
+    env4 = dict(env_m)
+    last = cp.copies(m.instrs, env4, COPIES)
+    nxt = cp.carried(env4)
+    live = None
+    if closed is not None:
+        again = closed.compare(m.instrs, nxt[closed.phi_id], nb)
+    else:
+        live = _continues(fn, m.instrs, cp, last)
+        ahead = _continues(fn, m.instrs, cp, cp.remain(m.instrs, dict(nxt), COPIES, slice_))
+        again = _op(fn, m.instrs, "and", live, ahead)
+    m.instrs.append(_branch(again))
+    for phi, mphi in zip(h.phis, m.phis):
+        mphi.incoming = [(e, pre_env[phi.dest.id]), (m, nxt[phi.dest.id])]
+    # R: the state where fewer than COPIES follow (from E, or after M's last copies)
+    state, lasts = {}, {}
+    for phi in h.phis:
+        d = fn.new_value(phi.dest.type, phi.dest.name)
+        r.phis.append(ir.Phi(d, [(e, pre_env[phi.dest.id]), (m, nxt[phi.dest.id])]))
+        state[phi.dest.id] = d
+    for v in outside:
+        d = fn.new_value(v.type, v.name)
+        r.phis.append(ir.Phi(d, [(e, undef_e[v.id]), (m, _lookup(env4, v))]))
+        lasts[v.id] = d
+    # `first`: nothing ran yet (the iteration at hand runs, whatever its test says)
+    flag = fn.new_value("pred")
+    r.phis.append(ir.Phi(flag, [(e, ir.Const(1, "pred")), (m, ir.Const(0, "pred") if closed else live)]))
+    if closed is not None:
+        two = closed.ahead(r.instrs, state[closed.phi_id], 1)
+    else:                                   # flag: the iteration at hand runs
+        t0 = _continues(fn, r.instrs, cp, cp.remain(r.instrs, dict(state), 2, slice_))
+        t01 = _continues(fn, r.instrs, cp, cp.remain(r.instrs, dict(state), 3, slice_))
+        two = _op(fn, r.instrs, "and", flag, t0)
+    stage = _Stage(fn, cp, outside, r, branched)
+    flags = {"cleared": (flag, ir.Const(0, "pred"))} if closed is not None else {}
+    state, lasts, flags = stage.run(two, 2, state, lasts, flags)
+    cur = stage.block
+    if closed is not None:                  # a third ran, or the first has not
+        more = closed.compare(cur.instrs, state[closed.phi_id], closed.bound)
+        one = _op(fn, cur.instrs, "or", more, flags["cleared"])
+    else:
+        one = _op(fn, cur.instrs, "and", flag, _op(fn, cur.instrs, "or", t01, _op(fn, cur.instrs, "not", t0)))
+    state, lasts, _ = stage.run(one, 1, state, lasts, {})
+    last_block = stage.block
+    last_block.instrs.append(_branch())
+    # edges
+    e.preds.append(pre)
+    _set_edges(e, [r, m])
+    _set_edges(m, [m, r])
+    last_block.succs = [exit_]
+    pre.succs = [e if s is h else s for s in pre.succs]
+    exit_.preds = [last_block if p is h else p for p in exit_.preds]
+    for phi in exit_.phis:
+        phi.incoming = [(last_block if b is h else b, v) for b, v in phi.incoming]
+    order = [e, m] + stage.blocks
+    at = fn.blocks.index(h)
+    fn.blocks[at:at + 1] = order
+    if back is not h:
+        fn.blocks.remove(back)
+    substitute(_Except(fn, set(map(id, order))), {v.id: lasts[v.id] for v in outside})
+
+
+class _Stage:
+    """The remainders one after another from block `start`: each as copies under its guard
+    (uniform exits), or, where the exit test differs between lanes, as a block the guard
+    branches around, its values joined after it (ptxas's code in both cases). `flags`:
+    predicates {name: (value where the copies did not run, where they ran)}."""
+
+    def __init__(self, fn, cp: "_Copier", outside, start: ir.Block, branched: bool):
+        self.fn, self.cp, self.outside, self.branched = fn, cp, outside, branched
+        self.block, self.blocks = start, [start]
+
+    def run(self, g, n: int, state: dict, lasts: dict, flags: dict):
+        fn, cur = self.fn, self.block
+        if not self.branched:
+            state, lasts = self.cp.guarded_copies(cur.instrs, state, lasts, g, n, self.outside)
+            out = {}
+            for name, (skipped, ran) in flags.items():     # ptxas's `@P1 PLOP3.LUT P0, ..., 0x8`
+                d = fn.new_value("pred")
+                cur.instrs.append(ir.Instr("mov", dests=[d], srcs=[ran], type="pred", guard=g,
+                                           merge=[skipped]))
+                out[name] = d
+            return state, lasts, out
+        name = cur.name.split("$ru_")[0]
+        t, j = ir.Block(f"{name}$ru_t{n}"), ir.Block(f"{name}$ru_j{n}")
+        cur.instrs.append(_branch(g, True))
+        _set_edges(cur, [j, t])
+        new_state, new_lasts = self.cp.guarded_copies(t.instrs, state, lasts, None, n, self.outside)
+        t.instrs.append(_branch())
+        _set_edges(t, [j])
+        out_state, out_lasts, out = {}, {}, {}
+        for key, before, after, into in [(k, state[k], new_state[k], out_state) for k in state] + \
+                [(k, lasts[k], new_lasts[k], out_lasts) for k in lasts] + \
+                [(k, a, b, out) for k, (a, b) in flags.items()]:
+            ty = before.type if isinstance(before, ir.Value) else after.type
+            d = fn.new_value(ty)
+            j.phis.append(ir.Phi(d, [(cur, before), (t, after)]))
+            into[key] = d
+        self.block = j
+        self.blocks += [t, j]
+        return out_state, out_lasts, out
+
+
+def _continues(fn, out, cp: "_Copier", p: ir.Value) -> ir.Value:
+    """p as a predicate that holds when the loop continues."""
+    return p if cp.continues_on else _op(fn, out, "not", p)
+
+
+def _op(fn, out, opcode: str, *srcs) -> ir.Value:
+    d = fn.new_value("pred")
+    out.append(ir.Instr(opcode, dests=[d], srcs=list(srcs), type="pred"))
+    return d
 
 
 def _lookup(env: dict[int, object], v: ir.Value):
@@ -393,11 +735,26 @@ class _Except:
         self.blocks = [b for b in fn.blocks if id(b) not in skip]
 
 
+class _Divergent:
+    """`divergent_values(fn)`, computed at the first question (asked before any rewrite)."""
+
+    def __init__(self, fn: ir.Function):
+        self.fn, self.ids = fn, None
+
+    def __contains__(self, vid: int) -> bool:
+        if not BRANCH_DIVERGENT:
+            return False
+        if self.ids is None:
+            self.ids = divergent_values(self.fn)
+        return vid in self.ids
+
+
 def unroll_runtime_loops(fn: ir.Function) -> bool:
     if not ENABLED:
         return False
     changed = False
+    divergent = _Divergent(fn)
     for h in list(fn.blocks):
-        if _unroll(fn, h):
+        if _unroll(fn, h, divergent):
             changed = True
     return changed
