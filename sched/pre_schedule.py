@@ -494,7 +494,8 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
                      tied: dict[int, set[int]] | None = None, width: dict[int, int] | None = None,
                      register_limit: int | None = None, p_ids: set[int] | None = None,
                      predicate_limit: int = PREDICATE_LIMIT, defer: int | None = None,
-                     chains: tuple[int, int] | None = None) -> list[MInstr]:
+                     chains: tuple[int, int] | None = None,
+                     fixed: frozenset[int] = frozenset()) -> list[MInstr]:
     """The region in latency order (within `register_limit`, see below). An IMPLICIT_DEF (the start of a value written in parts)
     has no sources and would be ready first, opening every such live range at the top of
     the region: it is left out and put back just before the first instruction that came
@@ -506,7 +507,7 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         return _schedule_in_latency_order(region, vfile, lat, live_after, live_in, tied, width,
                                           register_limit, p_ids, predicate_limit, defer, chains)
     if UNDEF_COPIES_AT_USE:
-        starts = sorted({*starts, *_undefined_copies(region, live_in)})
+        starts = sorted({*starts, *_undefined_copies(region, live_in, fixed)})
     left_out = {id(region[k]) for k in starts}
     rest = [ins for ins in region if id(ins) not in left_out]
     order = {id(ins): k for k, ins in enumerate(region)}
@@ -535,18 +536,22 @@ def _schedule_region(region: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     return out
 
 
-def _undefined_copies(region: list[MInstr], live_in: set[int]) -> list[int]:
+def _undefined_copies(region: list[MInstr], live_in: set[int], fixed: frozenset[int] = frozenset()) -> list[int]:
     """Indices of the unguarded whole-register `COPY d <- u` whose u the region defines
     only by an IMPLICIT_DEF before it, and whose d nothing before it touches nor holds on
     entry (UNDEF_COPIES_AT_USE): put back before d's first later toucher, such a copy
-    cannot overwrite a value an instruction the order moved past it still reads."""
+    cannot overwrite a value an instruction the order moved past it still reads. Not where
+    u or d is precoloured (`fixed`): an IMPLICIT_DEF of a calling-convention register marks
+    the value the caller left there (a function's return address, saved by such a copy
+    before a call of its own writes that register again through another vreg)."""
     undefined: set[int] = set()
     touched: set[int] = set(live_in)
     found: list[int] = []
     for k, ins in enumerate(region):
         if (ins.opcode == COPY and ins.guard is None and len(ins.operands) == 2
                 and all(isinstance(op, VOp) and op.part is None for op in ins.operands)
-                and ins.operands[1].reg.id in undefined and ins.operands[0].reg.id not in touched):
+                and ins.operands[1].reg.id in undefined and ins.operands[0].reg.id not in touched
+                and ins.operands[0].reg.id not in fixed and ins.operands[1].reg.id not in fixed):
             found.append(k)
         for _, op, is_def in register_operands(ins):
             touched.add(op.reg.id)
@@ -1211,6 +1216,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
     that goal (block index -> instruction list), for the caller to take where allocation
     misses the goal anyway."""
     budget = (register_limit or 255) - BUDGET_MARGIN
+    fixed = frozenset(mf.precolored)
     high = min(HIGH_PRESSURE, budget)
     window = PRESSURE_LIMIT - CAP_MARGIN
     if bounded:
@@ -1260,7 +1266,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                                       lambda region, after, before: _schedule_region(
                                           region, vfile, lat, after, before, tied,
                                           width if cap is not None or defer is not None else None,
-                                          cap, p_ids, p_cap, defer, chains))
+                                          cap, p_ids, p_cap, defer, chains, fixed))
             got = once(p_limit)
             if (p_limit > PREDICATE_LIMIT or RETRY_AT_LIMIT and p_limit == PREDICATE_LIMIT) and got != b.instrs:
                 over = _pressure(got, units_out[bi], preds, fresh, live_count=p_count) - p_limit
