@@ -118,8 +118,9 @@ tuning run, seed 48000255): a guarded `@UP0 S2UR UR, SR_CTAID.X` (sm_89; sm_80 a
 R, RZ, UR, PT` and `STL.S8 [UR], R` on sm_75. `campaign37_sm120.words` (its sm_120a tuning runs, seeds
 49200284 and 49200504): `HFMA2.BF16_V2.RELU R, R, imm, imm, R` and `F2FP.F16.E2M1.UNPACK_B R, imm`; its last tuning run (seed
 49200617): `F2FP.SATFINITE.E8.F32.PACK_AB_MERGE_C.RP R, R, UR, R`; its second held-out
-sm_120a sample (seed 49200286, probed after the figures): `F2FP.F16.E2M1.UNPACK_B R, R.B1` (sm_120 and
-sm_121)."""
+sm_120a sample (seed 49200286, probed after the figures): `F2FP.F16.E2M1.UNPACK_B R, R.B1`; and sm_100's
+`F2FP.SATFINITE.RELU.E2M3.F16.UNPACK_B_MERGE_C R, imm, RZ` form word (fuzz35's), which sm_120's table lacked
+(sm_120 and sm_121)."""
 from pathlib import Path
 
 import pytest
