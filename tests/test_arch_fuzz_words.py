@@ -115,7 +115,8 @@ sm_103; nvdisasm reads no VIMNMX3 for sm_110). `campaign35_sm90.words` (its sm_9
 seed 47200129): `HFMA2.RELU R, R, imm, imm, R` on sm_90. `campaign36_sm89.words` (branch fuzz36's sm_89
 tuning run, seed 48000255): a guarded `@UP0 S2UR UR, SR_CTAID.X` (sm_89; sm_80 and sm_86 read it too).
 `campaign37_sm75.words` (branch fuzz37's sm_75 tuning run, seeds 49100206 and 49100218): `FSET.BF.LE.AND
-R, RZ, UR, PT` and `STL.S8 [UR], R` on sm_75. `campaign37_sm120.words` (its sm_120a tuning runs, seeds
+R, RZ, UR, PT` and `STL.S8 [UR], R` on sm_75; its last sm_75 tuning run (seed 49100577):
+`I2IP.U8.S32.SAT R, R, imm, RZ`. `campaign37_sm120.words` (its sm_120a tuning runs, seeds
 49200284 and 49200504): `HFMA2.BF16_V2.RELU R, R, imm, imm, R` and `F2FP.F16.E2M1.UNPACK_B R, imm`; its last tuning run (seed
 49200617): `F2FP.SATFINITE.E8.F32.PACK_AB_MERGE_C.RP R, R, UR, R`; its second held-out
 sm_120a sample (seed 49200286, probed after the figures): `F2FP.F16.E2M1.UNPACK_B R, R.B1`; and sm_100's
