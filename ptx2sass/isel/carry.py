@@ -109,8 +109,13 @@ class CarryArithmetic:
             ra, sb = self.as_reg(self.extend(a, ins.type)), self.extend(b, ins.type)
         else:
             ra, sb = self.reg_part(a), self.part_of(b, 0)
-        self.emit("IMAD", ("HI", "U32") if mode == "hi" and ins.type.startswith("u")
-                  else ("HI",) if mode == "hi" else (), [t, ra, sb, RZ])
+        if mode == "hi":
+            self.emit("IMAD", ("HI", "U32") if ins.type.startswith("u") else ("HI",),
+                      [t, ra, sb, RZ])
+        else:
+            # a zero factor (`madc.lo` of a register known to be 0) has no plain IMAD
+            # form (nvdisasm reads it as IMAD.MOV): `imad` writes the addend instead
+            self.imad((), t, ra, sb, RZ)
         self.carry_op(ins, None, c, negate_b=False, carry_in=carry_in, product=t)
 
     def sel_madc(self, ins):
