@@ -34,7 +34,12 @@ NOT_URZ = Reg("UR", 255, inv=True)    # `~URZ`: BRA.CONV's operand as ptxas writ
 def mark(mf: MFunction, mi: MInstr, operands: list) -> None:
     """`mi` (a BAR of a non-aligned barrier) must meet its warp first where it may be
     diverged; `operands`: the barrier id and the count if any, each an Imm or a register
-    (before the BAR packs two registers into one)."""
+    (before the BAR packs two registers into one). A reduction (BAR.RED, its B2R.RESULT
+    next) is marked only where the warp meets in a collective section (sm_90+): the
+    sm_7x/8x routine `$__cuda_sm70_barrier_red_<op>[_count]` of ptxas takes the predicate
+    and returns the result in registers, which ours does not write."""
+    if "RED" in mi.modifiers and not mf.target.nonaligned_barrier_collective:
+        return
     mf.nonaligned_barriers.append((mi, operands))
 
 
@@ -152,6 +157,9 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
             operands = marked[id(bar)]
             rest = b.instrs[at + 1:]
             del b.instrs[at:]
+            # a reduction's result (B2R.RESULT, right after its BAR) is read in both places
+            result = rest.pop(0) if "RED" in bar.modifiers else None
+            assert result is None or result.opcode == "B2R", result
             n = len(mf.blocks)
             fast, after, slow, end = (MBlock(f"{b.name}$bar{k}{n}") for k in ("fast", "after", "slow", "end"))
             after.instrs = rest
@@ -163,6 +171,8 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
             b.instrs.append(MInstr("BRA", ("DIV",), [ur, Label(slow.name)], 0, None, bar.line, uniform=True))
             b.succs, b.fallthrough = [fast, slow], fast
             fast.instrs.append(bar)
+            if result is not None:
+                fast.instrs.append(result)
             fast.succs, fast.fallthrough, fast.preds = [after], after, [b]
             regs = []
             for op in operands:
@@ -180,7 +190,12 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
                 ops = [packed, packed]
             else:
                 ops = regs
+            if result is not None:      # BAR.RED's predicate, after the id and count
+                ops = ops + [bar.operands[-1]]
             slow.instrs.append(MInstr("BAR", bar.modifiers, ops, 0, None, bar.line))
+            if result is not None:
+                slow.instrs.append(MInstr("B2R", result.modifiers, list(result.operands), result.ndefs,
+                                          None, result.line))
             slow.instrs.append(MInstr("ENDCOLLECTIVE", (), [], 0, None, bar.line))
             slow.succs, slow.fallthrough, slow.preds = [end], end, [b]
             end.instrs.append(MInstr("BRA", (), [Label(after.name)], 0, None, bar.line, uniform=True))
