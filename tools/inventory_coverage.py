@@ -287,6 +287,8 @@ def mbarrier_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str
             ops.append("%a")
         elif op.kind == "r":
             ops.append("%st")
+        elif op.kind == "x":            # the sink `_` of a remote (shared::cluster) arrive
+            ops.append(op.type)
         elif op.kind == "d":
             ops.append("%d")
             stores.append(f"st.global.b64 [%rdo+{8 * outs}], %d;")
