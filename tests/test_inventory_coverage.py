@@ -101,3 +101,30 @@ def test_bf16_byte_conversions_match_sm90(name):
     forms = [f for f in sm89_forms(90) if f.name == name]
     assert forms, name
     assert check_form(forms[0], sm=90) == ("match", "")
+
+
+@pytest.mark.parametrize("sm", [89, 90])
+def test_bf16_byte_conversion_accepted_where_ptxas_accepts(sm):
+    """With 8-bit integer registers: ptxas and ours accept on sm_90 and both refuse below
+    (ptxas: "Feature 'cvt with .bf16.u8' requires .target sm_90 or higher")."""
+    from ptx2sass import CompileError, codegen, oracle
+    src = f""".version 8.0
+.target sm_{sm}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+.reg .b16 %h<2>;
+.reg .u8 %c<2>;
+.reg .s8 %e<2>;
+cvt.rz.bf16.u8 %h0, %c0;
+cvt.rmi.s8.bf16 %e0, %h0;
+ret;
+}}
+"""
+    theirs = oracle.ptxas(src, f"sm_{sm}").ok
+    try:
+        codegen.compile_ptx(src, f"sm_{sm}", "k.ptx")
+        ours = True
+    except CompileError:
+        ours = False
+    assert theirs == (sm >= 90) and ours == theirs
