@@ -7,9 +7,10 @@ its result. ptxas 13.5 on sm_90+ tests the warp (`BRA.DIV`) and runs the BAR.RED
 B2R.RESULT in a `WARPSYNC.COLLECTIVE.ALL` ... `ENDCOLLECTIVE` section; before, ours wrote
 the BAR.RED alone, the first warp's halves counted it twice (the emulator's warp-arrival
 model for a counted barrier, emu/ops_control.py `op_bar`) and the second warp deadlocked.
-On sm_7x/8x ptxas calls `$__cuda_sm70_barrier_red_<op>_count` (the predicate in R0 as 0/1,
-the id and count in R6/R7, the result back in R0): ours has no such routine yet (strict
-xfail below)."""
+On sm_7x/8x ptxas calls `$__cuda_sm70_barrier_red_<op>_count` (the predicate as 0/1, the
+id and count in registers, the result back in a register: WARPSYNC 0xffffffff, BAR.RED,
+B2R.RESULT, RET) where the warp may be diverged; ours now does the same (its own argument
+registers)."""
 import numpy as np
 import pytest
 
@@ -87,20 +88,16 @@ def _check(sm: int, op: str, operands: str) -> str:
     return oracle.nvdisasm(cubin)
 
 
-CASES = [(90, op, ops) for op in ("popc", "and", "or") for ops in ("1, 64", "%r8, %r9", "1")] + \
-        [(120, "popc", "1, 64"), (120, "and", "%r8, %r9")]
+CASES = [(sm, op, ops) for sm in (89, 90) for op in ("popc", "and", "or") for ops in ("1, 64", "%r8, %r9", "1")] + \
+        [(75, "popc", "1, 64"), (80, "and", "%r8, %r9"), (120, "popc", "1, 64"), (120, "and", "%r8, %r9")]
 
 
 @pytest.mark.parametrize("sm,op,operands", CASES)
 def test_diverged_warp_reduces_once_as_ptxas(sm, op, operands):
     listing = _check(sm, op, operands)
+    if sm < 90:
+        assert f"__cuda_sm70_barrier_red_{op}" in listing and "WARPSYNC 0xffffffff" in listing
+        return
     assert "WARPSYNC.COLLECTIVE.ALL" in listing and "ENDCOLLECTIVE" in listing
     section = listing[listing.index("WARPSYNC.COLLECTIVE.ALL"):listing.index("ENDCOLLECTIVE")]
     assert "BAR.RED" in section and "B2R.RESULT" in section
-
-
-@pytest.mark.xfail(strict=True, reason="sm_7x/8x: ptxas's $__cuda_sm70_barrier_red_* routine "
-                   "(predicate and result in registers) is not written by ours; the warp's "
-                   "halves count twice and the last warp deadlocks in the emulator")
-def test_diverged_warp_reduction_sm89_routine():
-    _check(89, "popc", "1, 64")
