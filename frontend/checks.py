@@ -1028,13 +1028,20 @@ class Checker:
     def cvt_operands_mismatch(self, ins: ast.Instruction, types, problem, scope) -> bool:
         """cvt conversions whose operands ptxas checks before the modifiers: a packed pair's
         operand count (`cvt.rn.bf16x2.f32 d, a, b`), and bf16 to or from an 8-bit integer,
-        which no form of ptxas 13.5.37 takes ("Arguments mismatch"; a repeated modifier
-        class is reported first). True if reported."""
+        which ptxas 13.5.37 takes (sm_90+) only with the integer in an 8-bit register (or a source
+        immediate) and the bf16 in a .b16 one ("Arguments mismatch" for a 16- or 32-bit
+        integer register, a .u16 or .f16 bf16 one; a repeated modifier class is reported
+        first). True if reported."""
         dst, src = types
         count = cvt_packed.operand_count(dst, src, ins.modifiers)
-        byte_bf16 = ".bf16" in types and {dst, src} & {".u8", ".s8"}
         registers = [self.register_type(o.name, scope) if type(o) is ast.Name else None
                      for o in ins.operands]
+        byte_bf16 = bool(".bf16" in types and {dst, src} & {".u8", ".s8"})
+        if byte_bf16 and len(registers) == 2 and self.target_sm >= 90:
+            # (below sm_90 ptxas refuses the conversion itself; ours keeps the mismatch)
+            byte, half = (registers[0], registers[1]) if dst in (".u8", ".s8") else (registers[1], registers[0])
+            byte_bf16 = (byte is not None and isa.TYPE_BITS.get(byte) != 8) \
+                or (half is not None and half not in (".b16", ".bf16"))
         if not byte_bf16 and (count is None or count == len(ins.operands)) \
                 and cvt_packed.registers_fit(dst, src, registers, ins.modifiers):
             return False

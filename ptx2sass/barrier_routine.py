@@ -34,7 +34,9 @@ NOT_URZ = Reg("UR", 255, inv=True)    # `~URZ`: BRA.CONV's operand as ptxas writ
 def mark(mf: MFunction, mi: MInstr, operands: list) -> None:
     """`mi` (a BAR of a non-aligned barrier) must meet its warp first where it may be
     diverged; `operands`: the barrier id and the count if any, each an Imm or a register
-    (before the BAR packs two registers into one)."""
+    (before the BAR packs two registers into one). A reduction (BAR.RED, its B2R.RESULT
+    next): on sm_7x/8x its routine takes the predicate as 0/1 after the id and count and
+    returns the result (popc, or and/or as 0/1)."""
     mf.nonaligned_barriers.append((mi, operands))
 
 
@@ -48,7 +50,8 @@ def kind_of(mi: MInstr, operands: list) -> tuple:
     """The routine's slow-path kind: ("barrier", mode, id or None, counted). As in ptxas's
     routines called from more than one place, a constant id is part of the routine and the
     count comes in a register."""
-    mode = "arrive" if "ARV" in mi.modifiers else "sync"
+    mode = ("red_" + mi.modifiers[1].lower() if "RED" in mi.modifiers
+            else "arrive" if "ARV" in mi.modifiers else "sync")
     bar_id = operands[0].value if isinstance(operands[0], Imm) else None
     return ("barrier", mode, bar_id, len(operands) > 1)
 
@@ -77,6 +80,8 @@ def expand(mf: MFunction, inside: set[int]) -> set[int]:
             bar = b.instrs[at]
             rest = b.instrs[at + 1:]
             del b.instrs[at:]
+            result = rest.pop(0) if "RED" in bar.modifiers else None   # its B2R.RESULT
+            assert result is None or result.opcode == "B2R", result
             n = len(mf.blocks)
             call, back, fast, after = (MBlock(f"{b.name}$bar{k}{n}") for k in ("call", "ret", "fast", "after"))
             after.instrs = rest
@@ -94,7 +99,15 @@ def expand(mf: MFunction, inside: set[int]) -> set[int]:
             operands = marked[id(bar)]
             sub = slow_paths.subroutine(kind_of(bar, operands), mf.target)
             uses = []
-            for op, (reg, width) in zip(routine_arguments(operands), sub.args):
+            arguments = routine_arguments(operands)
+            if result is not None:      # the predicate as 0/1 (`SEL R, RZ, 0x1, !P`, as ptxas)
+                from ptx2sass.isel.common import RZ
+                bit, pred = VOp(mf.new_vreg()), bar.operands[-1]
+                negated = (VOp(pred.reg, pred.part, inv=not pred.inv) if isinstance(pred, VOp)
+                           else Reg(pred.file, pred.index, inv=not pred.inv))
+                call.instrs.append(MInstr("SEL", (), [bit, RZ, Imm(1), negated], 1, None, bar.line))
+                arguments.append(bit)
+            for op, (reg, width) in zip(arguments, sub.args):
                 r = VOp(mf.fixed_vreg("R", reg, width))
                 call.instrs.append(MInstr("MOV" if isinstance(op, Imm) else COPY, (), [r, op], 1, None, bar.line))
                 uses.append(r)
@@ -102,14 +115,29 @@ def expand(mf: MFunction, inside: set[int]) -> set[int]:
             call.instrs.append(MInstr(IMPLICIT_DEF, (), [VOp(ra)], 1))
             call.instrs.append(MInstr("MOV", (), [VOp(ra, 0), Label(back.name)], 1, None, bar.line))
             call.instrs.append(MInstr("MOV", (), [VOp(ra, 1), Reg("R", 255)], 1, None, bar.line))
-            call.instrs.append(MInstr("CALL", ("REL", "NOINC"), [Label(abi.label_of(sub.name)), *uses, VOp(ra)],
-                                      0, None, bar.line, clobbers=sub.clobbers, shown=(0,)))
+            if result is None:
+                call.instrs.append(MInstr("CALL", ("REL", "NOINC"), [Label(abi.label_of(sub.name)), *uses, VOp(ra)],
+                                          0, None, bar.line, clobbers=sub.clobbers, shown=(0,)))
+            else:
+                got = VOp(mf.fixed_vreg("R", *sub.result))
+                call.instrs.append(MInstr("CALL", ("REL", "NOINC"),
+                                          [got, Label(abi.label_of(sub.name)), *uses, VOp(ra)],
+                                          1, None, bar.line, clobbers=sub.clobbers, shown=(1,)))
             if sub.name not in mf.calls:
                 mf.calls.append(sub.name)
             call.succs, call.fallthrough = [back], back
+            if result is not None:      # the routine's result where the B2R.RESULT puts it
+                from ptx2sass.isel.common import PT, RZ
+                if result.ndefs == 1:
+                    back.instrs.append(MInstr(COPY, (), [result.operands[0], got], 1, None, bar.line))
+                else:
+                    back.instrs.append(MInstr("ISETP", ("NE", "U32", "AND"),
+                                              [result.operands[1], PT, got, RZ, PT], 2, None, bar.line))
             back.instrs.append(MInstr("BRA", (), [Label(after.name)], 0, None, bar.line, uniform=True))
             back.succs, back.fallthrough = [after], None
             fast.instrs.append(bar)
+            if result is not None:
+                fast.instrs.append(result)
             fast.succs, fast.fallthrough = [after], after
             call.preds, back.preds, fast.preds, after.preds = [b], [call], [b], [back, fast]
             i = mf.blocks.index(b)
@@ -152,6 +180,9 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
             operands = marked[id(bar)]
             rest = b.instrs[at + 1:]
             del b.instrs[at:]
+            # a reduction's result (B2R.RESULT, right after its BAR) is read in both places
+            result = rest.pop(0) if "RED" in bar.modifiers else None
+            assert result is None or result.opcode == "B2R", result
             n = len(mf.blocks)
             fast, after, slow, end = (MBlock(f"{b.name}$bar{k}{n}") for k in ("fast", "after", "slow", "end"))
             after.instrs = rest
@@ -163,6 +194,8 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
             b.instrs.append(MInstr("BRA", ("DIV",), [ur, Label(slow.name)], 0, None, bar.line, uniform=True))
             b.succs, b.fallthrough = [fast, slow], fast
             fast.instrs.append(bar)
+            if result is not None:
+                fast.instrs.append(result)
             fast.succs, fast.fallthrough, fast.preds = [after], after, [b]
             regs = []
             for op in operands:
@@ -180,7 +213,12 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
                 ops = [packed, packed]
             else:
                 ops = regs
+            if result is not None:      # BAR.RED's predicate, after the id and count
+                ops = ops + [bar.operands[-1]]
             slow.instrs.append(MInstr("BAR", bar.modifiers, ops, 0, None, bar.line))
+            if result is not None:
+                slow.instrs.append(MInstr("B2R", result.modifiers, list(result.operands), result.ndefs,
+                                          None, result.line))
             slow.instrs.append(MInstr("ENDCOLLECTIVE", (), [], 0, None, bar.line))
             slow.succs, slow.fallthrough, slow.preds = [end], end, [b]
             end.instrs.append(MInstr("BRA", (), [Label(after.name)], 0, None, bar.line, uniform=True))
@@ -209,6 +247,15 @@ def routine_text(kind: tuple, arch: str) -> tuple[str, int]:
     if counted:
         ops.append(f"%a{len(params)}")
         params.append(f".reg .b32 %a{len(params)}")
+    if not mode.startswith("red_"):
+        return (f".version 9.0\n.target {arch}\n.address_size 64\n"
+                f".func slow_path({', '.join(params)})\n{{\n"
+                f"\tbarrier.{mode} {', '.join(ops)};\n\tret;\n}}\n"), len(params)
+    # a reduction: the predicate (0/1) last, the result (popc, or and/or as 0/1) returned
+    op, bit = mode[4:], f"%a{len(params)}"
+    params.append(f".reg .b32 {bit}")
+    body = (f"\t.reg .pred %p, %r;\n\tsetp.ne.u32 %p, {bit}, 0;\n" +
+            (f"\tbarrier.red.popc.u32 %q, {', '.join(ops)}, %p;\n" if op == "popc" else
+             f"\tbarrier.red.{op}.pred %r, {', '.join(ops)}, %p;\n\tselp.u32 %q, 1, 0, %r;\n"))
     return (f".version 9.0\n.target {arch}\n.address_size 64\n"
-            f".func slow_path({', '.join(params)})\n{{\n"
-            f"\tbarrier.{mode} {', '.join(ops)};\n\tret;\n}}\n"), len(params)
+            f".func (.reg .b32 %q) slow_path({', '.join(params)})\n{{\n{body}\tret;\n}}\n"), len(params)

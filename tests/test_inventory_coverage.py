@@ -79,3 +79,52 @@ def test_sm100_seed31_crashes_match(name):
     forms = [f for f in sm89_forms(100) if f.name == name]
     assert forms, name
     assert check_form(forms[0], seed=31, sm=100) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["mbarrier.arrive.expect_tx.relaxed.cluster.shared::cluster.b64 x:_,m,a",
+                                  "mbarrier.arrive_drop.release.cta.shared::cluster.b64 x:_,m,a"])
+def test_remote_mbarrier_arrive_sink_matches_sm90(name):
+    """The shared::cluster arrives take the sink `_` as their first operand; the mbarrier
+    kernel left it out, so ptxas refused every such kernel ("Arguments mismatch": held-out
+    seed 87 of the sm_90 sample, branch isa37b)."""
+    forms = [f for f in sm89_forms(90) if f.name == name]
+    assert forms, name
+    assert check_form(forms[0], sm=90) == ("match", "")
+
+
+@pytest.mark.parametrize("name", ["cvt.rmi.u8.bf16 d,r", "cvt.rz.bf16.s8 d,r"])
+def test_bf16_byte_conversions_match_sm90(name):
+    """ptxas 13.5.37 takes cvt between bf16 and an 8-bit integer with the integer in an
+    8-bit register (not a 16-bit one, which it takes for f16): the value kernel declared
+    16-bit registers (ptxas refused) and our frontend refused every such conversion
+    (held-out seed 87 of the sm_90 sample, branch isa37b)."""
+    forms = [f for f in sm89_forms(90) if f.name == name]
+    assert forms, name
+    assert check_form(forms[0], sm=90) == ("match", "")
+
+
+@pytest.mark.parametrize("sm", [89, 90])
+def test_bf16_byte_conversion_accepted_where_ptxas_accepts(sm):
+    """With 8-bit integer registers: ptxas and ours accept on sm_90 and both refuse below
+    (ptxas: "Feature 'cvt with .bf16.u8' requires .target sm_90 or higher")."""
+    from ptx2sass import CompileError, codegen, oracle
+    src = f""".version 8.0
+.target sm_{sm}
+.address_size 64
+.visible .entry k(.param .u64 p)
+{{
+.reg .b16 %h<2>;
+.reg .u8 %c<2>;
+.reg .s8 %e<2>;
+cvt.rz.bf16.u8 %h0, %c0;
+cvt.rmi.s8.bf16 %e0, %h0;
+ret;
+}}
+"""
+    theirs = oracle.ptxas(src, f"sm_{sm}").ok
+    try:
+        codegen.compile_ptx(src, f"sm_{sm}", "k.ptx")
+        ours = True
+    except CompileError:
+        ours = False
+    assert theirs == (sm >= 90) and ours == theirs

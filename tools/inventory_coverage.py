@@ -104,8 +104,14 @@ def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int],
     decls, loads, stores, ops = [], [], [], []
     sources: list[str] = []
     outs = 0
+    # ptxas 13.5 takes an 8-bit integer operand of a bf16 conversion in an 8-bit register
+    # only ("Arguments mismatch" with a 16-bit one, which it takes for f16)
+    narrow = form.opcode == "cvt" and ".bf16" in form.types
 
     def reg(ty: str, name: str) -> str:
+        if narrow and ty != ".pred" and WIDTH[ty] == 8:
+            decls.append(f".reg {ty} {name};")
+            return name
         width = max(16, WIDTH[ty]) if ty != ".pred" else 1
         decls.append(f".reg .{'pred' if ty == '.pred' else f'b{width}'} {name};")
         return name
@@ -116,6 +122,8 @@ def value_kernel(form: Form, ptx: tuple[int, int], imm: dict[int, int],
             t = reg(".b32", f"%sp{outs}")
             stores.append(f"selp.b32 {t}, 1, 0, {name};")
             stores.append(f"st.global.b32 [%rdo+{8 * outs}], {t};")
+        elif narrow and WIDTH[ty] == 8:
+            stores.append(f"st.global{ty} [%rdo+{8 * outs}], {name};")
         else:
             w = max(16, WIDTH[ty])
             stores.append(f"st.global.b{w} [%rdo+{8 * outs}], {name};")
@@ -287,6 +295,8 @@ def mbarrier_kernel(form: Form, ptx: tuple[int, int], sm: int = 89) -> tuple[str
             ops.append("%a")
         elif op.kind == "r":
             ops.append("%st")
+        elif op.kind == "x":            # the sink `_` of a remote (shared::cluster) arrive
+            ops.append(op.type)
         elif op.kind == "d":
             ops.append("%d")
             stores.append(f"st.global.b64 [%rdo+{8 * outs}], %d;")

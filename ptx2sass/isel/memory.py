@@ -1781,8 +1781,10 @@ class MemorySelection:
             if kind is None or len(ins.srcs) not in (2, 3):
                 raise self.unsupported(f"`bar.{'.'.join(ins.modifiers)}`")
             ops = self.barrier_operands(ins.srcs[:-1])
-            self.emit("BAR", ("RED", self.BAR_REDUCTIONS[kind], "DEFER_BLOCKING"),
-                      ops + [self.pred_operand(ins.srcs[-1])], ndefs=0)
+            mi = self.emit("BAR", ("RED", self.BAR_REDUCTIONS[kind], "DEFER_BLOCKING"),
+                           ops + [self.pred_operand(ins.srcs[-1])], ndefs=0)
+            if ins.opcode == "barrier" and "aligned" not in mods:
+                barrier_routine.mark(self.mf, mi, self.barrier_routine_operands(ins.srcs[:-1]))
             d = ins.dests[0]
             if kind == "popc":
                 self.emit("B2R", ("RESULT",), [self.dst(d)])
