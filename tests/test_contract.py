@@ -74,6 +74,9 @@ CASES = [
             "mov.f32 %o, %x1;"),
     (32, 3, "mul.f32 %x0, %a0, %a1; setp.gt.f32 %p0, %a2, 0f00000000; @%p0 bra L1; "
             "mov.f32 %o, %a0; bra L2; L1: add.f32 %o, %x0, %a2; L2:"),
+    # ... nor where our if-conversion joins the blocks (a branch around the add alone)
+    (32, 3, "mul.f32 %x0, %a0, %a1; mov.f32 %o, %a0; setp.gt.f32 %p0, %a2, 0f00000000; "
+            "@!%p0 bra L2; add.f32 %o, %x0, %a2; L2:"),
     (64, 3, "mul.f64 %rd5, %a0, %a1; add.f64 %o, %rd5, %a2;"),
     (64, 3, "mul.f64 %rd5, %a0, %a1; sub.f64 %o, %a2, %rd5;"),
     (16, 3, ".reg .f16 %h; mul.f16 %h, %a0, %a1; sub.f16 %o, %h, %a2;"),

@@ -21,6 +21,10 @@ from ptx2sass import ir
 from ptx2sass.opt.uses import readers as uses_of
 
 CONTRACT_TYPES = ("f32", "f64", "f16", "f16x2")
+# an instruction's attrs key: the id of the PTX block it was written in, set where
+# if-conversion joins blocks (opt/if_convert.py); a product and an add of different blocks
+# stay apart, as ptxas contracts within a block only
+ORIGIN = "origin_block"
 ADD_MODIFIERS = {"ftz", "sat"}
 
 
@@ -46,6 +50,11 @@ def _read_by_an_add(value: ir.Value, readers: dict[int, list]) -> bool:
     return False
 
 
+def _origin_of(ins: ir.Instr) -> dict:
+    """The attrs that carry `ins`'s ORIGIN over to what replaces it."""
+    return {ORIGIN: ins.attrs[ORIGIN]} if ORIGIN in ins.attrs else {}
+
+
 def _split_divisions(fn: ir.Function, readers: dict[int, list]) -> bool:
     """An f32 division read by an add ends in a multiply that ptxas fuses: split it off.
     div.approx.ftz q, a, b → rcp.approx.ftz r, b; mul.ftz q, a, r. div.full / div.approx
@@ -61,18 +70,19 @@ def _split_divisions(fn: ir.Function, readers: dict[int, list]) -> bool:
                 out.append(ins)
                 continue
             ftz = tuple(m for m in ins.modifiers if m == "ftz")
+            origin = _origin_of(ins)
             if set(ins.modifiers) == {"approx", "ftz"}:
                 r = fn.new_value("f32")
                 out.append(ir.Instr("rcp", dests=[r], srcs=[ins.srcs[1]], modifiers=ins.modifiers,
-                                    type="f32", line=ins.line))
+                                    type="f32", line=ins.line, attrs=origin))
                 out.append(ir.Instr("mul", dests=ins.dests, srcs=[ins.srcs[0], r], modifiers=ftz,
-                                    type="f32", line=ins.line))
+                                    type="f32", line=ins.line, attrs=dict(origin)))
             else:
                 r, scaled = fn.new_value("f32"), fn.new_value("f32")
                 out.append(ir.Instr("div", dests=[r, scaled], srcs=ins.srcs, modifiers=ins.modifiers,
-                                    type="f32", line=ins.line))
+                                    type="f32", line=ins.line, attrs=origin))
                 out.append(ir.Instr("mul", dests=ins.dests, srcs=[r, scaled], modifiers=ftz,
-                                    type="f32", line=ins.line))
+                                    type="f32", line=ins.line, attrs=dict(origin)))
             changed = True
         block.instrs[:] = out
     return changed
@@ -82,13 +92,14 @@ def _fusible_add(ins, product: ir.Instr, block_instrs: set[int]) -> bool:
     return isinstance(ins, ir.Instr) and id(ins) in block_instrs and ins.opcode in ("add", "sub") \
         and ins.guard is None and ins.type == product.type and set(ins.modifiers) <= ADD_MODIFIERS \
         and ("ftz" in ins.modifiers) == ("ftz" in product.modifiers) \
-        and all(s is not None for s in ins.srcs[:2])
+        and all(s is not None for s in ins.srcs[:2]) \
+        and ins.attrs.get(ORIGIN) == product.attrs.get(ORIGIN)
 
 
 def _is_negation(ins, product: ir.Instr, block_instrs: set[int]) -> bool:
     return isinstance(ins, ir.Instr) and id(ins) in block_instrs and ins.opcode == "neg" \
         and ins.guard is None and len(ins.dests) == 1 and ins.type == product.type \
-        and set(ins.modifiers) <= {"ftz"}
+        and set(ins.modifiers) <= {"ftz"} and ins.attrs.get(ORIGIN) == product.attrs.get(ORIGIN)
 
 
 def contract_multiply_add(fn: ir.Function) -> bool:
@@ -143,4 +154,4 @@ def _fuse(add: ir.Instr, pos: int, product: ir.Instr, negated: bool) -> ir.Instr
         negate.add(0)
     mods = ("rn",) + tuple(m for m in ("ftz", "sat") if m in add.modifiers)
     return ir.Instr("fma", dests=add.dests, srcs=[x, y, addend], modifiers=mods, type=add.type,
-                    line=add.line, attrs={"negate": frozenset(negate)})
+                    line=add.line, attrs={"negate": frozenset(negate), **_origin_of(add)})

@@ -12,6 +12,7 @@ copy held its own registers (fuzz seed 28001850: 131 registers to ptxas's 30).""
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.contract import ORIGIN
 from ptx2sass.opt.dce import PURE
 from ptx2sass.opt.uses import substitute
 
@@ -50,10 +51,10 @@ def _key(ins: ir.Instr):
         else:
             operands.append(_operand_key(s))
     # per-opcode extras (a video instruction's selectors, contraction's negations) are
-    # part of what is computed
+    # part of what is computed; the block an instruction was written in is not
     attrs = ins.attrs
     if attrs:
-        attrs = tuple(sorted(attrs.items()))
+        attrs = tuple(sorted((k, v) for k, v in attrs.items() if k != ORIGIN))
         try:
             hash(attrs)
         except TypeError:

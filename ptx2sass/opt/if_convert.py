@@ -32,6 +32,7 @@ or a guard of its own stays a branch.
 from __future__ import annotations
 
 from ptx2sass import ir
+from ptx2sass.opt.contract import ORIGIN
 from ptx2sass.opt.dce import is_strong_load
 from ptx2sass.opt.uses import substitute
 
@@ -190,6 +191,8 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
                 else:
                     merge_of[d.id] = ir.Const(0, d.type)
     # rewrite
+    for b in (p, s, j):
+        mark_origin(b)
     pred, negated = _ran_when(branch, body_taken)
     for ins, else_values in guarded.values():
         ins.guard, ins.guard_negated = pred, negated
@@ -227,6 +230,14 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
     if subst:
         substitute(fn, subst)
     return True
+
+
+def mark_origin(b: ir.Block) -> None:
+    """Each instruction of `b` keeps the block it was written in (`ORIGIN`, once): ptxas
+    contracts a multiply into an add only within a block of the PTX (opt/contract.py), and
+    P, S and J become one block here."""
+    for ins in b.instrs:
+        ins.attrs.setdefault(ORIGIN, id(b))
 
 
 def _guarded_arithmetic(body, loads, stores, inputs, load_ids, merge_of) -> dict:
