@@ -40,6 +40,21 @@ def mark(mf: MFunction, mi: MInstr, operands: list) -> None:
     mf.nonaligned_barriers.append((mi, operands))
 
 
+def _cut_after(b: MBlock, at: int, after: MBlock):
+    """Cut `b` before its barrier at `at`: `after` takes what followed the barrier and `b`'s
+    successors; returns a reduction's result (its B2R.RESULT, right after the BAR, which both
+    paths read), taken out of `after`, or None."""
+    bar, rest = b.instrs[at], b.instrs[at + 1:]
+    del b.instrs[at:]
+    result = rest.pop(0) if "RED" in bar.modifiers else None
+    assert result is None or result.opcode == "B2R", result
+    after.instrs = rest
+    after.succs, after.fallthrough = b.succs, b.fallthrough
+    for s in b.succs:
+        s.preds[:] = [after if p is b else p for p in s.preds]
+    return result
+
+
 def _next_marked(b: MBlock, marked: dict) -> int | None:
     """The index of `b`'s first marked BAR (a guarded one stays as it is: its lanes are the
     guard's, which a routine called by all of them would not keep)."""
@@ -78,16 +93,9 @@ def expand(mf: MFunction, inside: set[int]) -> set[int]:
         while at is not None:
             calling.add(id(b))
             bar = b.instrs[at]
-            rest = b.instrs[at + 1:]
-            del b.instrs[at:]
-            result = rest.pop(0) if "RED" in bar.modifiers else None   # its B2R.RESULT
-            assert result is None or result.opcode == "B2R", result
             n = len(mf.blocks)
             call, back, fast, after = (MBlock(f"{b.name}$bar{k}{n}") for k in ("call", "ret", "fast", "after"))
-            after.instrs = rest
-            after.succs, after.fallthrough = b.succs, b.fallthrough
-            for s in b.succs:
-                s.preds[:] = [after if p is b else p for p in s.preds]
+            result = _cut_after(b, at, after)
             div = mf.target.diverged_warp_test == "div"
             if div:         # sm_75: to the call when diverged, the call after the code
                 b.instrs.append(MInstr("BRA", ("DIV",), [Label(call.name)], 0, None, bar.line, uniform=True))
@@ -178,17 +186,9 @@ def _expand_collective(mf: MFunction, inside: set[int], marked: dict) -> None:
         while at is not None:
             bar = b.instrs[at]
             operands = marked[id(bar)]
-            rest = b.instrs[at + 1:]
-            del b.instrs[at:]
-            # a reduction's result (B2R.RESULT, right after its BAR) is read in both places
-            result = rest.pop(0) if "RED" in bar.modifiers else None
-            assert result is None or result.opcode == "B2R", result
             n = len(mf.blocks)
             fast, after, slow, end = (MBlock(f"{b.name}$bar{k}{n}") for k in ("fast", "after", "slow", "end"))
-            after.instrs = rest
-            after.succs, after.fallthrough = b.succs, b.fallthrough
-            for s in b.succs:
-                s.preds[:] = [after if p is b else p for p in s.preds]
+            result = _cut_after(b, at, after)
             ur = VOp(mf.new_vreg("UR"))
             b.instrs.append(MInstr("UMOV", (), [ur, Imm(0xFFFFFFFF)], 1, None, bar.line))
             b.instrs.append(MInstr("BRA", ("DIV",), [ur, Label(slow.name)], 0, None, bar.line, uniform=True))

@@ -1023,7 +1023,16 @@ def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyMo
     """Cycles to issue the list in order, one per cycle, each waiting for its producers'
     latencies (the latency table's; a load's is its L1 hit): what a reordering must beat.
     `far`: a global load's result arrives that many cycles after it issues at the least."""
+    return _issue_cycles(instrs, _dependences(instrs, vfile, False, lat)[0], far)
+
+
+def _in_order_pair(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> tuple[int, int]:
+    """`_in_order_cycles` without and with far loads (FAR_LOAD), the dependences found once."""
     succs, _ = _dependences(instrs, vfile, False, lat)
+    return _issue_cycles(instrs, succs, 0), _issue_cycles(instrs, succs, FAR_LOAD)
+
+
+def _issue_cycles(instrs: list[MInstr], succs, far: int) -> int:
     ready = [0] * len(instrs)
     t = 0
     for j in range(len(instrs)):
@@ -1032,22 +1041,6 @@ def _in_order_cycles(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyMo
         for k, latency in succs[j]:
             ready[k] = max(ready[k], t + max(latency, slow if latency > 1 else latency))
     return t
-
-
-def _in_order_pair(instrs: list[MInstr], vfile: dict[int, str], lat: LatencyModel) -> tuple[int, int]:
-    """`_in_order_cycles` without and with far loads (FAR_LOAD), the dependences found once."""
-    succs, _ = _dependences(instrs, vfile, False, lat)
-    out = []
-    for far in (0, FAR_LOAD):
-        ready = [0] * len(instrs)
-        t = 0
-        for j in range(len(instrs)):
-            t = max(t + 1, ready[j])
-            slow = far if instrs[j].opcode in FAR_LOADS else 0
-            for k, latency in succs[j]:
-                ready[k] = max(ready[k], t + max(latency, slow if latency > 1 else latency))
-        out.append(t)
-    return out[0], out[1]
 
 
 def units_in(units_out: dict[int, set[int]], width: dict[int, int]) -> set[int]:

@@ -11,12 +11,11 @@ import io
 
 import numpy as np
 import pytest
-from elftools.elf.elffile import ELFFile
 
 from ptx2sass import oracle
 from ptx2sass.codegen import compile_ptx
 from ptx2sass.emu.launch import run
-from ptx2sass.encoder.nvinfo import parse_records
+from tools.arch_structure import structure
 
 HEADER = ".version 9.4\n.target {target}\n.address_size 64\n"
 
@@ -97,7 +96,6 @@ MODULES = {"arith": ARITH, "fp64": FP64, "shared": SHARED, "call": CALL}
 # records whose values follow the code (register count, offsets, stack, frame): compared by
 # kind only
 _CODE_RECORDS = {0x2F, 0x1C, 0x1D, 0x11, 0x12, 0x23, 0x1E, 0x31, 0x34, 0x46}
-_MERCURY = (".nv.merc.", ".nv.capmerc.")      # ptxas's Mercury sections: we write none
 
 
 def _ptx(name: str, target: str) -> str:
@@ -105,22 +103,7 @@ def _ptx(name: str, target: str) -> str:
 
 
 def _structure(cubin: bytes) -> dict:
-    elf = ELFFile(io.BytesIO(cubin))
-    names = [s.name for s in elf.iter_sections()]
-    kept = [s for s in elf.iter_sections() if not s.name.startswith(_MERCURY)]
-    symbols = [(s.name, s["st_info"]["type"], s["st_info"]["bind"], s["st_other"]["visibility"],
-                names[s["st_shndx"]] if isinstance(s["st_shndx"], int) else s["st_shndx"])
-               for s in elf.get_section_by_name(".symtab").iter_symbols()]
-    compat = elf.get_section_by_name(".nv.compat")
-    return {
-        "header": (elf.header["e_type"], elf.header["e_flags"]),
-        "sections": [(s.name, s["sh_type"], s["sh_flags"], s["sh_addralign"]) for s in kept],
-        "symbols": [s for s in symbols if not str(s[4]).startswith(_MERCURY)],
-        "records": {s.name: [(r.attr, int(r.fmt), None if r.attr in _CODE_RECORDS else r.value)
-                             for r in parse_records(s.data())]
-                    for s in kept if s.name.startswith(".nv.info")},
-        "compat": compat.data() if compat is not None else None,
-    }
+    return structure(cubin, _CODE_RECORDS)
 
 
 def _ours(ptx: str, arch: str, options: tuple[str, ...]) -> bytes:

@@ -26,7 +26,8 @@ _CODE_RECORDS = {0x2F, 0x1C, 0x1D, 0x11, 0x12, 0x23, 0x1E, 0x31, 0x34, 0x25, 0x2
 _MERCURY = (".nv.merc.", ".nv.capmerc.")
 
 
-def structure(cubin: bytes) -> dict:
+def structure(cubin: bytes, code_records: set[int] = _CODE_RECORDS) -> dict:
+    """The cubin's structure; `.nv.info` records of `code_records` by kind only."""
     from ptx2sass.encoder.nvinfo import parse_records
     elf = ELFFile(io.BytesIO(cubin))
     names = [s.name for s in elf.iter_sections()]
@@ -38,7 +39,7 @@ def structure(cubin: bytes) -> dict:
     return {"header": (elf.header["e_type"], elf.header["e_flags"]),
             "sections": [(s.name, s["sh_type"], s["sh_flags"], s["sh_addralign"]) for s in kept],
             "symbols": [s for s in symbols if not str(s[4]).startswith(_MERCURY)],
-            "records": {s.name: [(r.attr, int(r.fmt), None if r.attr in _CODE_RECORDS else r.value)
+            "records": {s.name: [(r.attr, int(r.fmt), None if r.attr in code_records else r.value)
                                  for r in parse_records(s.data())]
                         for s in kept if s.name.startswith(".nv.info")},
             "compat": compat.data() if compat is not None else None}
