@@ -61,6 +61,10 @@ ld.global.u32 %v1, [%rdi+8];
 setp.eq.u32 %pz, %tx, 1000;
 """
 TAIL = "ret;\n}\n"
+# a value that takes a 40-step loop to compute (%v0 from %v0 and %v1): the warps that run it
+# reach the barrier long after the others
+SLOW_VALUE = ["mov.u32 %n, 40;", "L_loop:", "mad.lo.u32 %v0, %v0, 3, %v1;", "sub.u32 %n, %n, 1;",
+              "setp.ne.u32 %pl, %n, 0;", "@%pl bra L_loop;"]
 
 
 def _kind(form: Form) -> str | None:
@@ -107,12 +111,7 @@ def _barrier_body(form: Form, keep: bool) -> str:
         # the first warp's value (for bar.warp.sync: the even lanes') takes a loop to compute
         ("and.b32 %n, %tx, 1;\nsetp.ne.u32 %pw, %n, 0;" if warp else "setp.ge.u32 %pw, %tx, 32;"),
         "@%pw bra L_store;",
-        "mov.u32 %n, 40;",
-        "L_loop:",
-        "mad.lo.u32 %v0, %v0, 3, %v1;",
-        "sub.u32 %n, %n, 1;",
-        "setp.ne.u32 %pl, %n, 0;",
-        "@%pl bra L_loop;",
+        *SLOW_VALUE,
         "L_store:",
         "st.shared.u32 [%pa], %v0;",
     ]
@@ -157,12 +156,7 @@ def _diverged_barrier_body(form: Form, keep: bool) -> str:
         "L_met:",
         ("st.global.u32 [%rdo], %v0;\nbra.uni L_done;" if arrive else "bra.uni L_read;"),
         "L_consumer:",
-        "mov.u32 %n, 40;",
-        "L_loop:",
-        "mad.lo.u32 %v0, %v0, 3, %v1;",
-        "sub.u32 %n, %n, 1;",
-        "setp.ne.u32 %pl, %n, 0;",
-        "@%pl bra L_loop;",
+        *SLOW_VALUE,
         "st.shared.u32 [%pa], %v0;",
         f"bar.sync 1, {THREADS};" if arrive else (line if keep else ""),
         "L_read:",
@@ -188,12 +182,7 @@ def _cluster_barrier_body(form: Form, keep: bool) -> str:
         "mad.lo.u32 %pa, %tx, 4, %sa;",
         "setp.ge.u32 %pw, %tx, 32;",
         "@%pw bra L_store;",
-        "mov.u32 %n, 40;",
-        "L_loop:",
-        "mad.lo.u32 %v0, %v0, 3, %v1;",
-        "sub.u32 %n, %n, 1;",
-        "setp.ne.u32 %pl, %n, 0;",
-        "@%pl bra L_loop;",
+        *SLOW_VALUE,
         "L_store:",
         "st.shared.u32 [%pa], %v0;",
         line if arrive else "barrier.cluster.arrive.aligned;",
