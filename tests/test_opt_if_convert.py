@@ -7,6 +7,7 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
+from tools.predicated_bodies import branches, regions
 
 HEAD = """.version 8.0
 .target sm_89
@@ -292,38 +293,9 @@ def test_guarded_accumulation_guards_its_arithmetic_as_ptxas():
     assert _opcodes(ours).count("FFMA") == _opcodes(theirs).count("FFMA")
 
 
-def _regions(arch: str, loads: int, chain: int, stores: int) -> str:
-    """Two guarded regions (`if (i < n)`, `if (i + 8 < n)`), each `loads` loads of `a`, a chain of
-    `chain` fmas and `stores` stores to `b`, then an unguarded store: a body of
-    `loads + chain + stores + 2` instructions that become SASS ones (and two `cvta`s)."""
-    lines = [f".version 8.0\n.target {arch}\n.address_size 64",
-             ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u32 pn)\n{",
-             ".reg .pred %p<4>; .reg .b32 %r<8>; .reg .f32 %f<64>; .reg .b64 %rd<16>;",
-             "ld.param.u64 %rd1, [pa]; ld.param.u64 %rd2, [pb]; ld.param.u32 %r1, [pn];",
-             "mov.u32 %r2, %tid.x; setp.ge.s32 %p1, %r2, %r1; add.s32 %r3, %r2, 8;",
-             "setp.ge.s32 %p2, %r3, %r1; mul.wide.s32 %rd3, %r2, 4;"]
-    for tag, pred, base in (("A", "%p1", 0), ("B", "%p2", 32768)):
-        lines += [f"@{pred} bra $J{tag};", "cvta.to.global.u64 %rd4, %rd1; add.s64 %rd5, %rd4, %rd3;"]
-        lines += [f"ld.global.f32 %f{k + 1}, [%rd5+{base + 1024 * k}];" for k in range(loads)]
-        f = loads
-        for step in range(chain):
-            lines.append(f"fma.rn.f32 %f{f + 1}, %f{f}, %f{step % loads + 1}, 0f3F000000;")
-            f += 1
-        lines.append("cvta.to.global.u64 %rd6, %rd2; add.s64 %rd7, %rd6, %rd3;")
-        lines += [f"st.global.f32 [%rd7+{base + 1024 * s}], %f{max(1, f - s)};" for s in range(stores)]
-        lines.append(f"$J{tag}:")
-    lines += ["cvta.to.global.u64 %rd8, %rd2; add.s64 %rd9, %rd8, %rd3; st.global.u32 [%rd9+61440], %r2;",
-              "ret;\n}"]
-    return "\n".join(lines) + "\n"
-
-
-def _branches(cubin) -> bool:
-    return "BSSY" in _opcodes(cubin)
-
-
 # (loads, fma chain, stores): bodies either side of ptxas's limit of 20 SASS instructions
 # (sm_90's ptxas reloads a parameter inside the body: one PTX instruction less there), and one
-# of 9 stores (no separate limit on loads and stores)
+# of a load and 8 stores (no separate limit on loads and stores)
 REGIONS = [(1, 13, 1), (1, 15, 1), (1, 16, 1), (2, 14, 1), (1, 2, 8)]
 
 
@@ -332,10 +304,10 @@ REGIONS = [(1, 13, 1), (1, 15, 1), (1, 16, 1), (2, 14, 1), (1, 2, 8)]
 def test_body_size_limit_is_ptxas_s(arch, shape):
     """A branch body is predicated exactly where ptxas predicates it, and the code runs as
     ptxas's does (lanes on both sides of each guard), with no hazard."""
-    ptx = _regions(arch, *shape)
+    ptx = regions(arch, *shape)
     theirs = oracle.ptxas(ptx, arch).output
     ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
-    assert _branches(ours) == _branches(theirs)
+    assert branches(ours) == branches(theirs)
     a = np.random.default_rng(2).uniform(-1, 1, 16384).astype(np.float32)
     outs = []
     for cubin in (ours, theirs):
