@@ -65,6 +65,11 @@ class Target:
     # one (constants come through LDC into R or ULDC into UR), and the hopper table holds
     # only forms ptxas writes: there the selector loads every constant with LDC first.
     alu_constants: bool = True
+    # The largest branch body (PTX instructions that become SASS ones) ptxas predicates
+    # rather than branches around (opt/if_convert.py): its limit is 20 SASS instructions on
+    # every arch; sm_90's ptxas also reloads a kernel parameter inside the body (`@!P0 LDC.64`),
+    # so it branches around a body one PTX instruction smaller (probed sm_75-sm_120).
+    predicated_body_limit: int = 19
     # Opcodes the selector's sm_8x choice is spelled differently on this target, with the
     # same operands: (sm_8x opcode, target opcode) pairs. sm_90: integer min/max is VIMNMX
     # (no IMNMX form), a global reduction REDG (no RED form).
@@ -505,7 +510,7 @@ _HOPPER_DRIVER_CBANK = {"dynamic_smem": 0x2C, "gridid": 0x30, "envreg": 0x40, "n
 
 
 # What the code generator does differently on sm_90 (each read off ptxas's sm_90 output).
-_HOPPER_CODEGEN = dict(codegen=True, warpgroup_mma=True, tensormap_prefetch=True, tensor_multicast=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
+_HOPPER_CODEGEN = dict(codegen=True, predicated_body_limit=18, warpgroup_mma=True, tensormap_prefetch=True, tensor_multicast=True, mbarrier_atomics=False, mbarrier_syncs=True, bulk_copy_unit=True, atomics_128=True, vector_atomics=True, shared_acquire_invalidates=True, bf16_integer_converts=True, scaled_shared_index=False, nwarpid_virtcfg=True, alu_constants=False, renamed_opcodes=(("IMNMX", "VIMNMX"), ("RED", "REDG")),
                        memory_descriptor_operand=True, warpsync_immediate=False, nonaligned_barrier_defers=True, nonaligned_barrier_collective=True, lepc_label=True, fp8_mma=False,
                        loop_yield_own_exit="waits", call_relocation=(0x4B, True), function_address_relocation=(0x70, 0x71),
                        pointer_call_relocation=("__UFT_OFFSET", 0x72), const_relocation=(0x42, 0x42, True, True), mma_8x8_tiles=False, sparse_4bit_mma=False, f64_mma="8x8x4", binary_mma_ops=("and",), texture_slot_handles=False,
@@ -543,7 +548,7 @@ _BLACKWELL_DRIVER_CBANK = {"nsmid": 0x2D0, "gridid": 0x140, "reserved_smem": 0x1
 # What the code generator does differently on sm_120: sm_90's choices, with the uniform
 # constant load spelled LDCU (the blackwell table has no ULDC), the launch dimensions,
 # stack pointer and local window at their sm_120 offsets, and sm_120's own latency table.
-_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, cluster_launch_control=True, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
+_BLACKWELL_CODEGEN = dict(_HOPPER_CODEGEN, predicated_body_limit=19, cluster_launch_control=True, handle_fields=tuple((op, bit) for op in _TEXTURE_UNIT for bit in (40, 48)),
                           warpgroup_mma=False, tensor_multicast=False, shared_memset=True, params_aligned_in_bank=False, texture_handle_bank=False, texture_explicit_lod=False, mbarrier_init_store=True, binary_mma_ops=(), sparse_mma=True,
                           integer_mma_8x8=False, saturating_viadd=True, fp8_mma=True, absdiff_instruction=False,
                           qmma_layout_suffixes=False, narrow_float_mma=True,

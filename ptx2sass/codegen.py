@@ -1000,7 +1000,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
             # there the linker places them)
             aligns = (own_shared_alignments(fn, info.reserved_shared_bytes)
                       if fn.is_entry and not relocatable else None)
-            optimise(fn, contract, aligns)
+            optimise(fn, contract, aligns, info.predicated_body_limit)
             if verify:     # (the fuzzer's runner: a pass that breaks SSA is a crash, not a guess)
                 _verified(fn, filename)
     elif full_debug:

@@ -7,6 +7,7 @@ import pytest
 
 from ptx2sass import codegen, oracle
 from ptx2sass.emu.launch import run
+from tools.predicated_bodies import branches, regions
 
 HEAD = """.version 8.0
 .target sm_89
@@ -290,3 +291,28 @@ def test_guarded_accumulation_guards_its_arithmetic_as_ptxas():
         assert "FSEL" not in _opcodes(cubin)
         assert _zeroed_then_loaded(cubin) == 0
     assert _opcodes(ours).count("FFMA") == _opcodes(theirs).count("FFMA")
+
+
+# (loads, fma chain, stores): bodies either side of ptxas's limit of 20 SASS instructions
+# (sm_90's ptxas reloads a parameter inside the body: one PTX instruction less there), and one
+# of a load and 8 stores (no separate limit on loads and stores)
+REGIONS = [(1, 13, 1), (1, 15, 1), (1, 16, 1), (2, 14, 1), (1, 2, 8)]
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+@pytest.mark.parametrize("shape", REGIONS, ids=lambda s: "l%d_a%d_s%d" % s)
+def test_body_size_limit_is_ptxas_s(arch, shape):
+    """A branch body is predicated exactly where ptxas predicates it, and the code runs as
+    ptxas's does (lanes on both sides of each guard), with no hazard."""
+    ptx = regions(arch, *shape)
+    theirs = oracle.ptxas(ptx, arch).output
+    ours = codegen.generate_module(codegen.lower_ptx(ptx, arch, "k.ptx"), arch, filename="k.ptx")[0]
+    assert branches(ours) == branches(theirs)
+    a = np.random.default_rng(2).uniform(-1, 1, 16384).astype(np.float32)
+    outs = []
+    for cubin in (ours, theirs):
+        b = np.zeros(16384, np.float32)
+        res = run(cubin, "k", (1, 1, 1), (64, 1, 1), [a.copy(), b, np.uint32(40)])
+        assert not res.hazards, [str(h) for h in res.hazards[:3]]
+        outs.append(b)
+    assert outs[0].tobytes() == outs[1].tobytes()

@@ -22,7 +22,7 @@ from ptx2sass.opt.intmad import fuse_integer_multiply_add
 from ptx2sass.opt.fuse import fuse_wide_multiply_add, narrow_wide_products
 from ptx2sass.opt.hoist_invariants import hoist_loop_invariants
 from ptx2sass.opt.hoist_loads import hoist_read_only_loads
-from ptx2sass.opt.if_convert import if_convert_loads
+from ptx2sass.opt.if_convert import MAX_BODY, if_convert_loads
 from ptx2sass.opt.inline_marks import take_inline_marks
 from ptx2sass.opt.merge_blocks import merge_blocks
 from ptx2sass.opt.propagate import propagate_copies
@@ -39,7 +39,8 @@ from ptx2sass.opt.runtime_unroll import unroll_runtime_loops
 MAX_ROUNDS = 4      # each round only shrinks the function; real kernels settle in two
 
 
-def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, int] | None = None) -> None:
+def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, int] | None = None,
+             predicated_body_limit: int = MAX_BODY) -> None:
     """`contract`: fuse float multiplies into adds as ptxas does unless `--fmad=false`.
     Guarded operations selected as sequences run unguarded and select their result. What a
     guarded exit decided holds past it; what loops recompute from values defined outside
@@ -50,7 +51,8 @@ def optimise(fn: ir.Function, contract: bool = True, shared_aligns: dict[str, in
 read-only loads move up into the dominator of a block that runs whenever it runs. Last,
     loop exits get their own phi-copy blocks. `shared_aligns`: the alignment of the kernel's
     own shared variables as laid out (`variables.own_shared_alignments`), where it is known:
-    adjacent stores to them become vector stores. Blocks that only a label no branch names
+    adjacent stores to them become vector stores. `predicated_body_limit`: the largest branch
+    body to predicate (`Target.predicated_body_limit`). Blocks that only a label no branch names
     splits (Triton's and NVVM's `$L__tmp` debug labels) are joined first: scheduling works
     within blocks (a Welford reduction's shuffles were one step at a time)."""
     merge_blocks(fn)
@@ -66,7 +68,7 @@ read-only loads move up into the dominator of a block that runs whenever it runs
     if remove_dead_loops(fn):
         merge_blocks(fn)
         _simplify(fn, contract)
-    if if_convert_loads(fn):
+    if if_convert_loads(fn, predicated_body_limit):
         merge_blocks(fn)
         _simplify(fn, contract)
     if unroll_counted_loops(fn):

@@ -25,8 +25,13 @@ bra.uni J; ELSE: mov %f, 0; J:`, the move a phi input once in SSA) is that trian
 empty block is P's edge to J (`EMPTY_ARMS`; pcr_tridiag_smem's two guarded prologue loads
 went one after the other, ptxas issues both before either store).
 A branch to a block that only exits stays (it is a guarded EXIT, as in ptxas's code). Only
-small bodies (MAX_BODY instructions, MAX_LOADS loads and stores) of plain arithmetic, loads
-and stores qualify: anything with another effect (atomics, barriers, shuffles, calls)
+small bodies of plain arithmetic, loads and stores qualify. ptxas predicates a body of up to
+20 SASS instructions and branches around one of 21, however many of them are loads and stores
+(measured on sm_75 to sm_120 with two guarded regions of 1 to 8 loads, a chain of 2 to 100
+`fma`s and 1 to 14 stores); the body's PTX, less its `cvta`s (no SASS instruction), is
+one instruction under its SASS, whence MAX_BODY (sm_90's ptxas also reloads a parameter
+inside the region, so there it branches one instruction sooner: the caller passes
+`Target.predicated_body_limit`). Bodies that qualify: anything with another effect (atomics, barriers, shuffles, calls)
 or a guard of its own stays a branch.
 """
 from __future__ import annotations
@@ -36,8 +41,9 @@ from ptx2sass.opt.contract import ORIGIN
 from ptx2sass.opt.dce import is_strong_load
 from ptx2sass.opt.uses import substitute
 
-MAX_BODY = 12
-MAX_LOADS = 4
+MAX_BODY = 19
+# instructions that select to no SASS instruction of their own (not counted in MAX_BODY)
+FREE = frozenset({"cvta"})
 
 # Arithmetic cheap enough to run on the lanes that skip the body, and without effects.
 SPECULATE = frozenset({"mov", "cvt", "cvta", "add", "sub", "mul", "mad", "mul24", "mad24",
@@ -82,7 +88,7 @@ def _ran_when(branch: ir.Instr, body_taken: bool) -> tuple[ir.Value, bool]:
     return branch.guard, taken_negated if body_taken else not taken_negated
 
 
-def if_convert_loads(fn: ir.Function) -> bool:
+def if_convert_loads(fn: ir.Function, max_body: int = MAX_BODY) -> bool:
     changed = False
     for p in list(fn.blocks):
         if p not in fn.blocks or len(p.succs) != 2 or not p.instrs:
@@ -95,7 +101,7 @@ def if_convert_loads(fn: ir.Function) -> bool:
             via = None
             if EMPTY_ARMS and s.succs and _forwards(j, p) is s.succs[0]:
                 via, j = j, s.succs[0]
-            if _convert(fn, p, s, j, branch, body_taken=(k == 0), via=via):
+            if _convert(fn, p, s, j, branch, body_taken=(k == 0), via=via, max_body=max_body):
                 changed = True
                 break
     return changed
@@ -112,7 +118,7 @@ def _forwards(e: ir.Block, p: ir.Block) -> ir.Block | None:
 
 
 def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.Instr,
-             body_taken: bool, via: ir.Block | None = None) -> bool:
+             body_taken: bool, via: ir.Block | None = None, max_body: int = MAX_BODY) -> bool:
     """`via`: the empty block on P's other edge to J (a diamond whose else arm is empty,
     NVVM's `@p bra THEN; bra.uni ELSE; THEN: ld; bra.uni J; ELSE: J: phi [0, ld]`): J's
     inputs from it are those from P, and it goes with S."""
@@ -128,12 +134,10 @@ def _convert(fn: ir.Function, p: ir.Block, s: ir.Block, j: ir.Block, branch: ir.
         if body[-1].guard is not None:
             return False
         body = body[:-1]
-    if not body or len(body) > MAX_BODY or any(i.opcode in ir.TERMINATORS for i in body):
+    if not body or _cost(body) > max_body or any(i.opcode in ir.TERMINATORS for i in body):
         return False
     loads = [i for i in body if _loadable(i)]
     stores = [i for i in body if _storable(i)]
-    if len(loads) + len(stores) > MAX_LOADS:
-        return False
     if any(i not in loads and i not in stores and not _speculable(i) for i in body):
         return False
     if not loads and not stores and not j.phis:
@@ -268,6 +272,11 @@ def _guarded_arithmetic(body, loads, stores, inputs, load_ids, merge_of) -> dict
     if not any(d.id in reaching for ins, _ in out.values() for d in ins.dests):
         return {}
     return out
+
+
+def _cost(body: list[ir.Instr]) -> int:
+    """The body's size as ptxas weighs it: its instructions that become SASS instructions."""
+    return sum(1 for i in body if i.opcode not in FREE)
 
 
 def _only_exits(b: ir.Block) -> bool:
