@@ -141,7 +141,8 @@ extern "C" __global__ void block_shuffles(const float* __restrict__ in, float* _
   Sh(temp).Rotate(v, r, (unsigned)distance);
   off[threadIdx.x] = o;
   rot[threadIdx.x] = r;
-  float items[4], prev[4];
+  // (Up leaves thread 0's prev[0] unset: zero here, so every output is defined)
+  float items[4], prev[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
   for (int i = 0; i < 4; ++i) items[i] = in[threadIdx.x * 4 + i];
   __syncthreads();
