@@ -49,11 +49,20 @@ def test_ours_keeps_in_memory_what_ptxas_keeps(name):
     assert (_local_accesses(ours) == 0) == PROMOTED[name], ours
 
 
+# promoted_frame_two_arrays reads words of `a` and `b` that no store of its thread wrote (each
+# thread has its own local memory): undefined in PTX, so its values are compared with every
+# word stored first (zeros), which keeps its frame promoted in both compilers
+ZEROED = {"promoted_frame_two_arrays": "".join(f"  st.local.u32 [{v}+{4 * k}], 0;\n" for v in "ab" for k in range(4))}
+
+
 @pytest.mark.parametrize("arch", ["sm_75", "sm_89", "sm_90"])
 @pytest.mark.parametrize("name", ["promoted_7_words", "promoted_constant_load", "promoted_wide_index",
                                   "promoted_wide_index_s32", "promoted_frame_two_arrays"])
 def test_table_in_registers_computes_ptxas_s_values(name, arch):
     ptx = (DIR / f"{name}.ptx").read_text().replace("sm_89", arch)
+    if name in ZEROED:
+        ptx = ptx.replace("  ld.param.u64 %rd1, [out];\n", "  ld.param.u64 %rd1, [out];\n" + ZEROED[name], 1)
+        assert ZEROED[name] in ptx
     theirs = oracle.ptxas(ptx, arch=arch).output
     ours = _ours(ptx, arch)
     data = np.random.default_rng(3).integers(0, 1 << 30, 32 * 16, dtype=np.uint32)
