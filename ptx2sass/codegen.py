@@ -1085,7 +1085,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                               frame_size=code.frame_record, min_stack_size=code.stack_size,
                               crs_stack_size=(abi.UNKNOWN_STACK_SIZE if code.recursive or code.dynamic_stack
                                               else 0 if code.subfunctions or fn.attributes.get(INLINED_CALLS)
-                                                   or code.setmaxnreg_diverged or getattr(code, "divergent_switch", False)
+                                                   or code.setmaxnreg_diverged or code.divergent_switch
                                               else 0 if full_debug and _branches_conditionally(code)
                                               else 0 if (relocatable or fast_out_of_line) and code.externs
                                                    and _calls_and_diverges(fn, code)
@@ -1108,7 +1108,7 @@ def generate_module(module: ir.Module, arch: str = "sm_89", options: dict | None
                                   _with_pointer_calls(code, info) if relocatable else code.relocations)],
                               reloc_kinds=_reloc_kinds(code.relocations,
                                                        full_debug and _names_shared_first(fn, windows)),
-                              const2=code.const2, const2_objects=getattr(code, "const2_objects", ()),
+                              const2=code.const2, const2_objects=code.const2_objects,
                               exit_offsets=code.exit_offsets, entry_block_end=code.entry_block_end,
                               is_entry=fn.is_entry,
                               maxreg_count=_maxreg_record(fn, (options or {}).get("maxrregcount"), info)
