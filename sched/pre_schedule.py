@@ -1385,7 +1385,7 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     return plain
                 near, far = _in_order_pair(out, vfile, lat)
                 limit_near, limit_far = (1 + FULL_OCCUPANCY_COST) * near, FULL_OCCUPANCY_FAR * far
-                fitting = []                # (near estimate, order) of the orders that fit within the cost
+                fitting = []                # (near estimate, order, pressure) of the orders that fit within the cost
 
                 def judge(tried) -> bool | None:
                     """True: `tried` fits and is kept; False: it fits not; None: it costs too much."""
@@ -1394,9 +1394,10 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                     near, far = _in_order_pair(tried, vfile, lat)
                     if near > limit_near or far > limit_far:
                         return None
-                    if _pressure(tried, units_out[bi], width, fresh, r_units, count) > full:
+                    pressure = _pressure(tried, units_out[bi], width, fresh, r_units, count)
+                    if pressure > full:
                         return False
-                    fitting.append((near, tried))
+                    fitting.append((near, tried, pressure))
                     return True
                 for goal in range(full, max(before, full - TRIM_STEP), -4):
                     judge(_for_pressure(b.instrs, live_before, units_out[bi], fresh, vfile, width,
@@ -1409,8 +1410,8 @@ def pre_schedule(mf: MFunction, register_limit: int | None = None, solved: dict 
                         break
                 if not fitting:
                     return plain
-                best = min(fitting, key=lambda f: f[0])[1]
-                return finish(best, _pressure(best, units_out[bi], width, fresh, r_units, count), allowed)
+                _, best, pressure = min(fitting, key=lambda f: f[0])
+                return finish(best, pressure, allowed)
             return plain, squeeze
 
         def finish(out, after, allowed):
